@@ -1,0 +1,21 @@
+/**
+ * The whole surface Locksmith needs from a Redis client: run a script by SHA or by source, and
+ * open a connection for subscriptions. Adapters implement it and hold no lock logic, so a new
+ * client (or a test double for pure logic) is one small file.
+ */
+export interface RedisDriver {
+  /** Which client library is behind this driver (for diagnostics). */
+  readonly kind: 'ioredis' | 'node-redis';
+  /** EVALSHA; rejects with the server's error (including NOSCRIPT) as the client reports it. */
+  evalSha(sha1: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /** EVAL; also loads the script into the server's cache for later EVALSHA calls. */
+  eval(source: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /** Opens a dedicated connection in subscriber mode; every message goes to `onMessage`. */
+  openSubscriber(onMessage: (channel: string, message: string) => void): Promise<SubscriberConnection>;
+}
+
+export interface SubscriberConnection {
+  subscribe(channel: string): Promise<void>;
+  unsubscribe(channel: string): Promise<void>;
+  close(): Promise<void>;
+}

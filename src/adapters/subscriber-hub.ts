@@ -1,0 +1,189 @@
+import type { RedisDriver, SubscriberConnection } from './driver.js';
+
+/**
+ * A waiter's view of one channel: it remembers whether a message arrived since it last waited,
+ * so a release that lands between "try" and "wait" is never missed.
+ */
+export interface ChannelWatch {
+  /**
+   * Resolves when a message arrives (or one already arrived since the previous call), or after
+   * `timeoutMs`. Rejects with the signal's reason when `signal` aborts.
+   */
+  next(timeoutMs: number, signal?: AbortSignal): Promise<'message' | 'timeout'>;
+  /** The last message received since the previous `next()`, if any. */
+  readonly lastMessage: string | undefined;
+  close(): void;
+}
+
+interface ChannelState {
+  readonly watchers: Set<Watcher>;
+  /** Resolves once SUBSCRIBE is confirmed; rejects if it failed. */
+  ready: Promise<void>;
+  active: boolean;
+  linger: NodeJS.Timeout | undefined;
+}
+
+interface Watcher {
+  pending: boolean;
+  message: string | undefined;
+  wake: (() => void) | undefined;
+}
+
+/**
+ * One subscriber connection per client, shared by every waiter, reference-counted per channel.
+ * A channel stays subscribed for `lingerMs` after its last waiter leaves, so a busy lock does not
+ * pay a SUBSCRIBE/UNSUBSCRIBE round trip per acquisition; the connection closes when no channel is
+ * left, so an idle process is not kept alive by it.
+ */
+export class SubscriberHub {
+  private connection: Promise<SubscriberConnection> | undefined;
+  private readonly channels = new Map<string, ChannelState>();
+
+  constructor(
+    private readonly driver: RedisDriver,
+    private readonly lingerMs = 1_000,
+  ) {}
+
+  /** A watch on a channel that is already subscribed, without any round trip; else undefined. */
+  watchIfActive(channel: string): ChannelWatch | undefined {
+    const state = this.channels.get(channel);
+    if (!state?.active) return undefined;
+    return this.attach(channel, state);
+  }
+
+  /** A watch that is live once this resolves: every message published afterwards reaches it. */
+  async watch(channel: string): Promise<ChannelWatch> {
+    let state = this.channels.get(channel);
+    if (!state) {
+      const created: ChannelState = {
+        watchers: new Set(),
+        ready: Promise.resolve(),
+        active: false,
+        linger: undefined,
+      };
+      created.ready = this.subscribe(channel, created);
+      state = created;
+      this.channels.set(channel, state);
+    }
+    const watch = this.attach(channel, state);
+    try {
+      await state.ready;
+    } catch (error) {
+      watch.close();
+      throw error;
+    }
+    return watch;
+  }
+
+  /** Closes the connection now (waiters fall back to timed waits). */
+  async close(): Promise<void> {
+    for (const state of this.channels.values()) clearTimeout(state.linger);
+    this.channels.clear();
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection) await connection.then((c) => c.close()).catch(() => {});
+  }
+
+  private async subscribe(channel: string, state: ChannelState): Promise<void> {
+    try {
+      this.connection ??= this.driver.openSubscriber((from, message) => this.deliver(from, message));
+      const connection = await this.connection;
+      await connection.subscribe(channel);
+      state.active = true;
+    } catch (error) {
+      // Forget the failed state so the next waiter tries again instead of inheriting the failure.
+      if (this.channels.get(channel) === state) this.channels.delete(channel);
+      this.connection = undefined;
+      throw error;
+    }
+  }
+
+  private deliver(channel: string, message: string): void {
+    const state = this.channels.get(channel);
+    if (!state) return;
+    for (const watcher of state.watchers) {
+      watcher.pending = true;
+      watcher.message = message;
+      watcher.wake?.();
+    }
+  }
+
+  private attach(channel: string, state: ChannelState): ChannelWatch {
+    clearTimeout(state.linger);
+    state.linger = undefined;
+    const watcher: Watcher = { pending: false, message: undefined, wake: undefined };
+    state.watchers.add(watcher);
+    let closed = false;
+    return {
+      get lastMessage() {
+        return watcher.message;
+      },
+      next: (timeoutMs, signal) => waitForMessage(watcher, timeoutMs, signal),
+      close: () => {
+        if (closed) return;
+        closed = true;
+        state.watchers.delete(watcher);
+        watcher.wake?.();
+        if (state.watchers.size === 0) this.scheduleUnsubscribe(channel, state);
+      },
+    };
+  }
+
+  private scheduleUnsubscribe(channel: string, state: ChannelState): void {
+    state.linger = setTimeout(() => {
+      if (state.watchers.size > 0 || this.channels.get(channel) !== state) return;
+      this.channels.delete(channel);
+      const connection = this.connection;
+      if (!connection) return;
+      if (this.channels.size === 0) {
+        this.connection = undefined;
+        void connection.then((c) => c.close()).catch(() => {});
+      } else {
+        void connection.then((c) => c.unsubscribe(channel)).catch(() => {});
+      }
+    }, this.lingerMs);
+    state.linger.unref();
+  }
+}
+
+function waitForMessage(
+  watcher: Watcher,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<'message' | 'timeout'> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  if (watcher.pending) {
+    watcher.pending = false;
+    return Promise.resolve('message');
+  }
+  watcher.message = undefined;
+  return new Promise((resolve, reject) => {
+    const finish = (outcome: 'message' | 'timeout' | 'abort') => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      watcher.wake = undefined;
+      if (outcome === 'abort') {
+        reject(signal?.reason);
+        return;
+      }
+      watcher.pending = false;
+      resolve(outcome);
+    };
+    const onAbort = () => finish('abort');
+    const timer = setTimeout(() => finish('timeout'), timeoutMs);
+    watcher.wake = () => finish('message');
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+const hubs = new WeakMap<RedisDriver, SubscriberHub>();
+
+/** The hub shared by every lock built on the same client. */
+export function hubFor(driver: RedisDriver): SubscriberHub {
+  let hub = hubs.get(driver);
+  if (!hub) {
+    hub = new SubscriberHub(driver);
+    hubs.set(driver, hub);
+  }
+  return hub;
+}

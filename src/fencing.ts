@@ -1,0 +1,37 @@
+import { driverFor, type RedisClient } from './adapters/detect.js';
+import { runScript } from './adapters/run-script.js';
+import { asFlagged } from './protocol/replies.js';
+import { scripts } from './protocol/scripts.js';
+import { checkCount, checkName } from './validation.js';
+
+export interface FencedWriteResult {
+  /** Whether the write was applied. */
+  readonly written: boolean;
+  /** The token that was written, or the higher one that made this write stale. */
+  readonly highestToken: number;
+}
+
+/**
+ * The resource side of fencing, for a resource kept in Redis: sets `key` to `value` only when
+ * `fencingToken` is greater than every token accepted for `key` before, atomically. A holder that
+ * was paused past its TTL comes back with an old token and its write is refused.
+ * (The token is remembered in `key:fence`, in the same Cluster slot as `key` when `key` has a hash tag.)
+ */
+export async function fencedWrite(
+  client: RedisClient,
+  key: string,
+  fencingToken: number,
+  value: string,
+): Promise<FencedWriteResult> {
+  checkName('key', key.replace(/[{}]/g, '_'));
+  checkCount('fencingToken', fencingToken, { min: 1 });
+  if (typeof value !== 'string') throw new TypeError('Expected `value` to be a string');
+  const reply = await runScript(
+    driverFor(client),
+    scripts.fencedWrite,
+    [key, `${key}:fence`],
+    [String(fencingToken), value],
+  );
+  const { ok, value: highestToken } = asFlagged('fenced-write', reply);
+  return { written: ok, highestToken };
+}

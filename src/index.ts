@@ -1,0 +1,25 @@
+export type { RedisClient } from './adapters/detect.js';
+export type { Clock } from './clock.js';
+export { monotonicClock } from './clock.js';
+export { RedisExpLock, type RedisExpLockOptions } from './compat/redis-exp-lock.js';
+export { acquireLockWithTimeout, releaseLock } from './compat/redis-in-action.js';
+export {
+  AlreadyAcquiredError,
+  LockError,
+  type LockErrorCode,
+  LockLostError,
+  type LockLostReason,
+  LockTimeoutError,
+  NotHeldError,
+  TooManyAttemptsError,
+  UnsupportedClientError,
+} from './errors.js';
+export { type FencedWriteResult, fencedWrite } from './fencing.js';
+export { Lease } from './lease/lease.js';
+export {
+  type AcquireOptions,
+  defaultLockOptions,
+  type LockOptions,
+  type TryAcquireOptions,
+} from './options.js';
+export { type LockedWork, type LockState, Mutex } from './primitives/mutex.js';

@@ -1,0 +1,204 @@
+import { driverFor, type RedisClient } from '../adapters/detect.js';
+import type { RedisDriver } from '../adapters/driver.js';
+import { runScript } from '../adapters/run-script.js';
+import { hubFor } from '../adapters/subscriber-hub.js';
+import { Lease, type LeaseBackend } from '../lease/lease.js';
+import {
+  type AcquireOptions,
+  type LockOptions,
+  resolveAcquireOptions,
+  resolveLockOptions,
+  type TryAcquireOptions,
+  tryAcquireOptionNames,
+} from '../options.js';
+import { type LockKeys, lockKeys } from '../protocol/keys.js';
+import { asArray, asFlagged, asInteger, asString } from '../protocol/replies.js';
+import { scripts } from '../protocol/scripts.js';
+import { newToken } from '../token.js';
+import { checkFunction, checkName, checkToken } from '../validation.js';
+import { type AttemptOutcome, acquireWithWaiting } from './acquisition.js';
+
+/** A lock's state as Redis sees it right now. */
+export interface LockState {
+  /** Whether anyone holds the lock. */
+  readonly locked: boolean;
+  /** The holder's owner token, when locked. */
+  readonly ownerToken: string | undefined;
+  /** Milliseconds until the holder's lease expires (undefined when free). */
+  readonly remainingTtlMs: number | undefined;
+  /** The fencing token of the latest acquisition (0 if never acquired). */
+  readonly lastFencingToken: number;
+}
+
+/** The work `using()` runs while holding the lock. */
+export type LockedWork<T> = (signal: AbortSignal, lease: Lease) => T | Promise<T>;
+
+/**
+ * A mutual-exclusion lock with a lease, on one Redis deployment.
+ *
+ * ```ts
+ * const mutex = new Mutex(redis, 'orders:42', { ttlMs: 10_000 });
+ * await using lease = await mutex.acquire();
+ * await saveOrder(order, { fencingToken: lease.fencingToken, signal: lease.signal });
+ * ```
+ */
+export class Mutex {
+  readonly name: string;
+  /** The effective options (defaults merged with yours); frozen. */
+  readonly options: Readonly<LockOptions>;
+  readonly keys: LockKeys;
+  private readonly driver: RedisDriver;
+  private readonly backend: LeaseBackend;
+
+  constructor(client: RedisClient, name: string, options?: Partial<LockOptions>) {
+    this.name = checkName('name', name);
+    this.options = resolveLockOptions(options);
+    this.driver = driverFor(client);
+    this.keys = lockKeys(this.options.prefix, name);
+    this.backend = {
+      extend: async (token, ttlMs) =>
+        asInteger('mutex-extend', await this.run('mutexExtend', [this.keys.lock], [token, String(ttlMs)])) ===
+        1,
+      release: async (token) =>
+        asInteger(
+          'mutex-release',
+          await this.run('mutexRelease', [this.keys.lock], [token, this.keys.releasedChannel]),
+        ) === 1,
+      isHeldBy: async (token) => (await this.inspect()).ownerToken === token,
+    };
+  }
+
+  /**
+   * Waits for the lock and resolves with a lease. Rejects with `LockTimeoutError` after
+   * `timeoutMs`, `TooManyAttemptsError` once `retries` ran out, or the signal's reason when
+   * `signal` aborts; in every case nothing is left locked.
+   */
+  async acquire(options?: AcquireOptions): Promise<Lease> {
+    const effective = resolveAcquireOptions(options, this.options);
+    const token = newToken();
+    const { outcome, attempts } = await acquireWithWaiting({
+      name: this.name,
+      wake: effective.wakeOnRelease
+        ? { hub: hubFor(this.driver), channel: this.keys.releasedChannel }
+        : undefined,
+      timeoutMs: effective.timeoutMs,
+      retries: effective.retries,
+      retryDelayMs: effective.retryDelayMs,
+      retryJitterMs: effective.retryJitterMs,
+      signal: effective.signal,
+      clock: effective.clock,
+      attempt: () => this.attempt(token, effective.ttlMs, effective),
+      releaseAbandoned: () => void this.backend.release(token).catch(() => {}),
+    });
+    return this.lease(token, outcome.fencingToken, outcome.sentAt, attempts, effective);
+  }
+
+  /**
+   * One attempt: resolves with a lease, or `null` when someone else holds the lock. Rejects only
+   * for infrastructure faults (Redis unreachable, a script error), never for contention.
+   */
+  async tryAcquire(options?: TryAcquireOptions): Promise<Lease | null> {
+    const effective = resolveAcquireOptions(options, this.options, tryAcquireOptionNames);
+    effective.signal?.throwIfAborted();
+    const token = newToken();
+    const outcome = await this.attempt(token, effective.ttlMs, effective);
+    if (!outcome.acquired) return null;
+    if (effective.signal?.aborted) {
+      await this.backend.release(token).catch(() => {});
+      throw effective.signal.reason;
+    }
+    return this.lease(token, outcome.fencingToken, outcome.sentAt, 1, effective);
+  }
+
+  /**
+   * Acquires the lock, runs `work(signal, lease)`, and always releases in `finally`. An error
+   * thrown by `work` is the one you get back, whatever happens to the release. `signal` aborts
+   * with a `LockLostError` if the lock is lost while `work` runs.
+   */
+  async using<T>(work: LockedWork<T>, options?: AcquireOptions): Promise<T> {
+    checkFunction('work', work);
+    const lease = await this.acquire(options);
+    return runHolding(lease, work);
+  }
+
+  /**
+   * Compare-and-delete by owner token, for a token kept elsewhere (another process, the book's
+   * `release_lock`). Resolves `true` when that token held the lock and it is now free.
+   */
+  async releaseToken(token: string): Promise<boolean> {
+    return this.backend.release(checkToken('token', token));
+  }
+
+  /** Asks Redis whether anyone holds the lock (redis_exp_lock's `key_locked?`). */
+  async isLocked(): Promise<boolean> {
+    return (await this.inspect()).locked;
+  }
+
+  /** The lock's state in Redis, in one round trip. */
+  async inspect(): Promise<LockState> {
+    const reply = asArray(
+      'mutex-inspect',
+      await this.run('mutexInspect', [this.keys.lock, this.keys.fence], []),
+      3,
+    );
+    const owner = asString('mutex-inspect', reply[0]);
+    const pttl = asInteger('mutex-inspect', reply[1]);
+    return {
+      locked: owner !== '',
+      ownerToken: owner === '' ? undefined : owner,
+      remainingTtlMs: owner === '' ? undefined : pttl,
+      lastFencingToken: asInteger('mutex-inspect', reply[2]),
+    };
+  }
+
+  private async attempt(
+    token: string,
+    ttlMs: number,
+    options: Readonly<LockOptions>,
+  ): Promise<AttemptOutcome> {
+    const sentAt = options.clock.now();
+    const reply = await this.run('mutexAcquire', [this.keys.lock, this.keys.fence], [token, String(ttlMs)]);
+    const { ok, value } = asFlagged('mutex-acquire', reply);
+    return ok ? { acquired: true, fencingToken: value, sentAt } : { acquired: false, holderPttlMs: value };
+  }
+
+  private lease(
+    token: string,
+    fencingToken: number,
+    sentAt: number,
+    attempts: number,
+    options: Readonly<LockOptions>,
+  ): Lease {
+    return new Lease(
+      {
+        name: this.name,
+        token,
+        fencingToken,
+        ttlMs: options.ttlMs,
+        sentAt,
+        attempts,
+        autoExtend: options.autoExtend,
+        driftFactor: options.driftFactor,
+      },
+      this.backend,
+      options.clock,
+    );
+  }
+
+  private run(script: keyof typeof scripts, keys: string[], args: string[]): Promise<unknown> {
+    return runScript(this.driver, scripts[script], keys, args);
+  }
+}
+
+/** Runs `work` with a held lease and releases it in `finally`, never hiding `work`'s own error. */
+export async function runHolding<T>(lease: Lease, work: LockedWork<T>): Promise<T> {
+  let result: T;
+  try {
+    result = await work(lease.signal, lease);
+  } catch (error) {
+    await lease.release().catch(() => {});
+    throw error;
+  }
+  await lease.release();
+  return result;
+}

@@ -1,0 +1,24 @@
+/**
+ * Key and channel names of one lock. Every one of them contains `{name}` as its only hash tag, so
+ * every script touches a single Redis Cluster slot and CROSSSLOT cannot happen.
+ * (Names and prefixes are validated to contain no braces.)
+ */
+export interface LockKeys {
+  /** Holds the owner token while the lock is held; expires with the lease. */
+  readonly lock: string;
+  /** The fencing counter; never expires, so tokens only grow. */
+  readonly fence: string;
+  /** Published to when the lock is released, so waiters wake without polling. */
+  readonly releasedChannel: string;
+}
+
+export const DEFAULT_PREFIX = 'locksmith';
+
+export function lockKeys(prefix: string, name: string): LockKeys {
+  const base = `${prefix}:{${name}}`;
+  return Object.freeze({
+    lock: base,
+    fence: `${base}:fence`,
+    releasedChannel: `${base}:released`,
+  });
+}

@@ -1,0 +1,17 @@
+import { defineScript } from './script.js';
+import {
+  fencedWriteLua,
+  mutexAcquireLua,
+  mutexExtendLua,
+  mutexInspectLua,
+  mutexReleaseLua,
+} from './scripts.generated.js';
+
+/** Every script Locksmith runs. Key counts must match the KEYS named in each script's header. */
+export const scripts = Object.freeze({
+  mutexAcquire: defineScript('mutex-acquire', mutexAcquireLua, 2),
+  mutexRelease: defineScript('mutex-release', mutexReleaseLua, 1),
+  mutexExtend: defineScript('mutex-extend', mutexExtendLua, 1),
+  mutexInspect: defineScript('mutex-inspect', mutexInspectLua, 2),
+  fencedWrite: defineScript('fenced-write', fencedWriteLua, 2),
+});

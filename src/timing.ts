@@ -1,0 +1,51 @@
+/**
+ * Pure timing rules shared by every primitive: lease validity and retry delays.
+ * Kept free of I/O so they are unit-tested with plain numbers.
+ */
+
+/**
+ * Clock drift allowance for a TTL, as in the Redlock paper: a fraction of the TTL plus 2 ms for
+ * the granularity of Redis' own expiry.
+ */
+export function driftMs(ttlMs: number, driftFactor: number): number {
+  return Math.ceil(ttlMs * driftFactor) + 2;
+}
+
+/**
+ * The monotonic instant until which a lease is known to be held. Measured from when the request was
+ * *sent*: the server set the TTL some time after that, so this errs on the safe side.
+ */
+export function validUntil(sentAt: number, ttlMs: number, driftFactor: number): number {
+  return sentAt + ttlMs - driftMs(ttlMs, driftFactor);
+}
+
+/**
+ * How long to wait before the next attempt: the holder's remaining TTL bounds it (the lock is free
+ * by then at the latest), an optional fixed retry delay bounds it, and so does the time left.
+ * Jitter spreads waiters that woke together.
+ */
+export function nextWaitMs(input: {
+  holderPttlMs: number;
+  retryDelayMs: number | undefined;
+  jitterMs: number;
+  remainingMs: number;
+  random: () => number;
+}): number {
+  const { holderPttlMs, retryDelayMs, jitterMs, remainingMs, random } = input;
+  // A key without expiry reports -1; a key that vanished meanwhile, -2. Neither tells us a bound,
+  // so fall back to the retry delay (or a short default) and try again.
+  const holderBound = holderPttlMs > 0 ? holderPttlMs : (retryDelayMs ?? 50);
+  const base = Math.min(holderBound, retryDelayMs ?? Number.POSITIVE_INFINITY);
+  const jitter = jitterMs > 0 ? Math.floor(random() * (jitterMs + 1)) : 0;
+  return Math.max(0, Math.min(base + jitter, remainingMs));
+}
+
+/** When the watchdog should next extend: a third of the TTL after the last extension was sent. */
+export function extendAfterMs(ttlMs: number): number {
+  return Math.max(1, Math.floor(ttlMs / 3));
+}
+
+/** After a failed extension, retry soon, but not so soon that a flapping link becomes a flood. */
+export function extendRetryAfterMs(ttlMs: number, remainingValidityMs: number): number {
+  return Math.max(1, Math.min(Math.floor(ttlMs / 10), Math.floor(remainingValidityMs / 2)));
+}

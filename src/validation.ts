@@ -1,0 +1,118 @@
+/**
+ * Argument checks that run before anything is sent to Redis. Messages name the argument, what was
+ * expected and what was given, so a typo is found from the message alone.
+ */
+
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return `\`${JSON.stringify(value)}\` (string)`;
+  if (typeof value === 'bigint') return `\`${value}n\` (bigint)`;
+  if (typeof value === 'symbol') return `\`${String(value)}\` (symbol)`;
+  if (typeof value === 'function') return 'a function';
+  if (value === null) return '`null`';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `\`${String(value)}\` (${typeof value})`;
+}
+
+function fail(
+  Kind: typeof TypeError | typeof RangeError,
+  name: string,
+  expected: string,
+  value: unknown,
+): never {
+  throw new Kind(`Expected \`${name}\` to be ${expected}, got ${describeValue(value)}`);
+}
+
+/** A whole number of milliseconds, > 0 (or ≥ 0 with `allowZero`), at most `max`. */
+export function checkMs(
+  name: string,
+  value: unknown,
+  { allowZero = false, allowInfinity = false, max = 2 ** 31 - 1 } = {},
+): number {
+  const expected = `a ${allowZero ? 'non-negative' : 'positive'} integer of milliseconds${allowInfinity ? ' or Infinity' : ''}`;
+  if (typeof value !== 'number') fail(TypeError, name, expected, value);
+  if (value === Number.POSITIVE_INFINITY && allowInfinity) return value;
+  if (!Number.isInteger(value)) fail(RangeError, name, expected, value);
+  if (value < 0 || (value === 0 && !allowZero)) fail(RangeError, name, expected, value);
+  if (value > max) fail(RangeError, name, `${expected} no larger than ${max}`, value);
+  return value;
+}
+
+/** A whole count ≥ 0, or Infinity when allowed. */
+export function checkCount(name: string, value: unknown, { allowInfinity = false, min = 0 } = {}): number {
+  const expected = `an integer ≥ ${min}${allowInfinity ? ' or Infinity' : ''}`;
+  if (typeof value !== 'number') fail(TypeError, name, expected, value);
+  if (value === Number.POSITIVE_INFINITY && allowInfinity) return value;
+  if (!Number.isInteger(value) || value < min) fail(RangeError, name, expected, value);
+  return value;
+}
+
+/** A finite number in [min, max]. */
+export function checkFraction(name: string, value: unknown, min: number, max: number): number {
+  const expected = `a number from ${min} to ${max}`;
+  if (typeof value !== 'number') fail(TypeError, name, expected, value);
+  if (!Number.isFinite(value) || value < min || value > max) fail(RangeError, name, expected, value);
+  return value;
+}
+
+export function checkBoolean(name: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') fail(TypeError, name, 'a boolean', value);
+  return value;
+}
+
+export function checkSignal(name: string, value: unknown): AbortSignal {
+  if (!(value instanceof AbortSignal)) fail(TypeError, name, 'an AbortSignal', value);
+  return value;
+}
+
+export function checkFunction<F>(name: string, value: unknown): F {
+  if (typeof value !== 'function') fail(TypeError, name, 'a function', value);
+  return value as F;
+}
+
+const MAX_NAME_LENGTH = 1024;
+
+/**
+ * A lock name or key prefix. Braces are refused because every key of a lock is built as
+ * `prefix:{name}…`: the hash tag must be exactly the name for all of them to share a Cluster slot.
+ */
+export function checkName(name: string, value: unknown): string {
+  const expected = `a non-empty string of at most ${MAX_NAME_LENGTH} characters without \`{\` or \`}\``;
+  if (typeof value !== 'string') fail(TypeError, name, expected, value);
+  if (value.length === 0 || value.length > MAX_NAME_LENGTH || /[{}]/.test(value)) {
+    fail(RangeError, name, expected, value);
+  }
+  return value;
+}
+
+/** A lease token as given back by a caller (book-style `releaseLock`). */
+export function checkToken(name: string, value: unknown): string {
+  if (typeof value !== 'string') fail(TypeError, name, 'a non-empty string', value);
+  if (value.length === 0 || value.length > 256)
+    fail(RangeError, name, 'a non-empty string of at most 256 characters', value);
+  return value;
+}
+
+/**
+ * Options objects are checked for unknown keys, because `{ ttl: 5000 }` silently ignored (when the
+ * option is `ttlMs`) is exactly the kind of mistake that turns into a lock expiring mid-write.
+ */
+export function checkOptionsObject<T extends object>(
+  name: string,
+  value: unknown,
+  known: readonly (keyof T & string)[],
+): Partial<T> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    fail(TypeError, name, 'an options object', value);
+  }
+  for (const key of Object.keys(value)) {
+    if (!(known as readonly string[]).includes(key)) {
+      const hint = known.find((k) => k.toLowerCase().startsWith(key.toLowerCase()));
+      throw new TypeError(
+        `Unknown option \`${key}\` in \`${name}\`${hint ? `; did you mean \`${hint}\`?` : ''} (known: ${known.join(', ')})`,
+      );
+    }
+  }
+  return value as Partial<T>;
+}
