@@ -2,7 +2,7 @@ import { driverFor, type RedisClient } from './adapters/detect.js';
 import { runScript } from './adapters/run-script.js';
 import { asFlagged } from './protocol/replies.js';
 import { scripts } from './protocol/scripts.js';
-import { checkCount, checkName } from './validation.js';
+import { checkCount, checkKey } from './validation.js';
 
 export interface FencedWriteResult {
   /** Whether the write was applied. */
@@ -23,7 +23,7 @@ export async function fencedWrite(
   fencingToken: number,
   value: string,
 ): Promise<FencedWriteResult> {
-  checkName('key', key.replace(/[{}]/g, '_'));
+  checkKey('key', key);
   checkCount('fencingToken', fencingToken, { min: 1 });
   if (typeof value !== 'string') throw new TypeError('Expected `value` to be a string');
   const reply = await runScript(

@@ -85,6 +85,13 @@ export function checkName(name: string, value: unknown): string {
   return value;
 }
 
+/** Any Redis key chosen by the caller (braces allowed: the caller may want its own hash tag). */
+export function checkKey(name: string, value: unknown): string {
+  if (typeof value !== 'string') fail(TypeError, name, 'a non-empty string', value);
+  if (value.length === 0) fail(RangeError, name, 'a non-empty string', value);
+  return value;
+}
+
 /** A lease token as given back by a caller (book-style `releaseLock`). */
 export function checkToken(name: string, value: unknown): string {
   if (typeof value !== 'string') fail(TypeError, name, 'a non-empty string', value);

@@ -1,0 +1,99 @@
+/**
+ * Bad input is refused with a typed error before anything is sent to Redis: every case below is
+ * checked against the server's own command statistics.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  acquireLockWithTimeout,
+  fencedWrite,
+  Mutex,
+  RedisExpLock,
+  releaseLock,
+  UnsupportedClientError,
+} from '../../src/index.js';
+import { clientKinds, type TestClient } from '../fixtures/clients.js';
+import { commandCalls, resetStats } from '../fixtures/commandstats.js';
+import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+
+type Case = [label: string, run: (client: object) => unknown, expected: typeof TypeError | typeof RangeError | typeof UnsupportedClientError];
+
+const cases: Case[] = [
+  ['negative ttlMs', (c) => new Mutex(c, 'x', { ttlMs: -5 }), RangeError],
+  ['zero ttlMs', (c) => new Mutex(c, 'x', { ttlMs: 0 }), RangeError],
+  ['fractional ttlMs', (c) => new Mutex(c, 'x', { ttlMs: 1.5 }), RangeError],
+  ['NaN ttlMs', (c) => new Mutex(c, 'x', { ttlMs: Number.NaN }), RangeError],
+  ['string ttlMs', (c) => new Mutex(c, 'x', { ttlMs: '100' as unknown as number }), TypeError],
+  ['ttlMs beyond 2^31-1', (c) => new Mutex(c, 'x', { ttlMs: 2 ** 40 }), RangeError],
+  ['misspelt option `ttl`', (c) => new Mutex(c, 'x', { ttl: 100 } as object), TypeError],
+  ['options not an object', (c) => new Mutex(c, 'x', 5 as object), TypeError],
+  ['empty name', (c) => new Mutex(c, ''), RangeError],
+  ['name with a brace (would break the hash tag)', (c) => new Mutex(c, 'a}b'), RangeError],
+  ['name not a string', (c) => new Mutex(c, 42 as unknown as string), TypeError],
+  ['prefix with a brace', (c) => new Mutex(c, 'x', { prefix: '{p}' }), RangeError],
+  ['negative retries', (c) => new Mutex(c, 'x', { retries: -1 }), RangeError],
+  ['negative timeoutMs', (c) => new Mutex(c, 'x').acquire({ timeoutMs: -1 }), RangeError],
+  ['driftFactor above 0.5', (c) => new Mutex(c, 'x', { driftFactor: 2 }), RangeError],
+  ['autoExtend not a boolean', (c) => new Mutex(c, 'x', { autoExtend: 'yes' as unknown as boolean }), TypeError],
+  ['signal not an AbortSignal', (c) => new Mutex(c, 'x').acquire({ signal: {} as AbortSignal }), TypeError],
+  ['unknown acquire option', (c) => new Mutex(c, 'x').acquire({ wait: 5 } as object), TypeError],
+  ['waiting option given to tryAcquire', (c) => new Mutex(c, 'x').tryAcquire({ timeoutMs: 5 } as object), TypeError],
+  ['using() without a function', (c) => new Mutex(c, 'x').using(5 as unknown as () => void), TypeError],
+  ['clock without now()', (c) => new Mutex(c, 'x', { clock: {} as { now(): number } }), TypeError],
+  ['not a Redis client', () => new Mutex({ get: () => 1 }, 'x'), UnsupportedClientError],
+  ['null client', () => new Mutex(null as unknown as object, 'x'), UnsupportedClientError],
+  ['releaseToken with an empty token', (c) => new Mutex(c, 'x').releaseToken(''), RangeError],
+  ['releaseLock with a non-string token', (c) => releaseLock(c, 'x', 5 as unknown as string), TypeError],
+  ['acquireLockWithTimeout with a negative timeout', (c) => acquireLockWithTimeout(c, 'x', -1), RangeError],
+  ['RedisExpLock without redis', () => new RedisExpLock('x', {} as never), TypeError],
+  ['RedisExpLock with negative retries', (c) => new RedisExpLock('x', { redis: c, retries: -2 }), RangeError],
+  ['RedisExpLock with a string expiry', (c) => new RedisExpLock('x', { redis: c, expiry: '5' as unknown as number }), TypeError],
+  ['fencedWrite with token 0', (c) => fencedWrite(c, 'res', 0, 'v'), RangeError],
+  ['fencedWrite with a non-string key', (c) => fencedWrite(c, 5 as unknown as string, 1, 'v'), TypeError],
+];
+
+for (const kind of clientKinds) {
+  describe(`bad input is refused before reaching Redis (${kind.name})`, () => {
+    let server: RedisServer;
+    let client: TestClient;
+
+    before(async () => {
+      server = await startRedis();
+      client = await kind.create(server.url);
+    });
+
+    after(async () => {
+      await client.close();
+      await server.stop();
+    });
+
+    test(`${cases.length} kinds of bad input, typed errors, zero commands`, async () => {
+      assert.ok(cases.length >= 20);
+      // A lease with bad extend arguments must not touch Redis either.
+      const lease = await new Mutex(client.client, 'held', { autoExtend: false }).acquire();
+      await resetStats(server);
+      for (const [label, run, expected] of cases) {
+        await assert.rejects(
+          async () => run(client.client),
+          (error: unknown) => {
+            assert.ok(error instanceof expected, `${label}: got ${String(error)}`);
+            assert.ok((error as Error).message.length > 20, `${label}: a message that explains`);
+            return true;
+          },
+          label,
+        );
+      }
+      await assert.rejects(lease.extend(-1), RangeError);
+      await assert.rejects(lease.extend(Number.POSITIVE_INFINITY), RangeError);
+      const calls = await commandCalls(server);
+      assert.deepEqual(calls, {}, 'no command reached Redis');
+      assert.equal(await lease.release(), true, 'and no state was changed or lost');
+    });
+
+    test('messages name the argument and the value', async () => {
+      assert.throws(() => new Mutex(client.client, 'x', { ttlMs: -5 }), {
+        message: 'Expected `ttlMs` to be a positive integer of milliseconds, got `-5` (number)',
+      });
+    });
+  });
+}

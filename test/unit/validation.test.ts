@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { checkCount, checkMs, checkName, checkOptionsObject, describeValue } from '../../src/validation.js';
+
+describe('validation messages name the argument and the bad value', () => {
+  test('negative TTL', () => {
+    assert.throws(() => checkMs('ttlMs', -5), {
+      name: 'RangeError',
+      message: 'Expected `ttlMs` to be a positive integer of milliseconds, got `-5` (number)',
+    });
+  });
+
+  test('wrong type is a TypeError', () => {
+    assert.throws(() => checkMs('ttlMs', '100'), {
+      name: 'TypeError',
+      message: 'Expected `ttlMs` to be a positive integer of milliseconds, got `"100"` (string)',
+    });
+  });
+
+  test('fractions, NaN, Infinity where not allowed, and too large', () => {
+    for (const bad of [1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, 0]) {
+      assert.throws(() => checkMs('ttlMs', bad), RangeError, String(bad));
+    }
+    assert.equal(checkMs('timeoutMs', 0, { allowZero: true }), 0);
+    assert.equal(checkMs('timeoutMs', Number.POSITIVE_INFINITY, { allowInfinity: true }), Number.POSITIVE_INFINITY);
+  });
+
+  test('counts', () => {
+    assert.throws(() => checkCount('retries', -1), RangeError);
+    assert.throws(() => checkCount('retries', 0.5), RangeError);
+    assert.equal(checkCount('retries', Number.POSITIVE_INFINITY, { allowInfinity: true }), Number.POSITIVE_INFINITY);
+  });
+
+  test('names: empty, braces, too long, not a string', () => {
+    assert.throws(() => checkName('name', ''), RangeError);
+    assert.throws(() => checkName('name', 'a{b}'), RangeError);
+    assert.throws(() => checkName('name', 'x'.repeat(1025)), RangeError);
+    assert.throws(() => checkName('name', 42), TypeError);
+    assert.equal(checkName('name', 'orders:42'), 'orders:42');
+  });
+
+  test('options objects', () => {
+    assert.throws(() => checkOptionsObject('options', 5, []), TypeError);
+    assert.throws(() => checkOptionsObject('options', [], []), TypeError);
+    assert.throws(() => checkOptionsObject('options', null, []), TypeError);
+    assert.deepEqual(checkOptionsObject('options', undefined, []), {});
+  });
+
+  test('describeValue', () => {
+    assert.equal(describeValue(null), '`null`');
+    assert.equal(describeValue(1n), '`1n` (bigint)');
+    assert.equal(describeValue([]), 'an array');
+    assert.equal(describeValue(() => 1), 'a function');
+  });
+});
