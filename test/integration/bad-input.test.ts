@@ -16,7 +16,11 @@ import { clientKinds, type TestClient } from '../fixtures/clients.js';
 import { commandCalls, resetStats } from '../fixtures/commandstats.js';
 import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
-type Case = [label: string, run: (client: object) => unknown, expected: typeof TypeError | typeof RangeError | typeof UnsupportedClientError];
+type Case = [
+  label: string,
+  run: (client: object) => unknown,
+  expected: typeof TypeError | typeof RangeError | typeof UnsupportedClientError,
+];
 
 const cases: Case[] = [
   ['negative ttlMs', (c) => new Mutex(c, 'x', { ttlMs: -5 }), RangeError],
@@ -26,7 +30,7 @@ const cases: Case[] = [
   ['string ttlMs', (c) => new Mutex(c, 'x', { ttlMs: '100' as unknown as number }), TypeError],
   ['ttlMs beyond 2^31-1', (c) => new Mutex(c, 'x', { ttlMs: 2 ** 40 }), RangeError],
   ['misspelt option `ttl`', (c) => new Mutex(c, 'x', { ttl: 100 } as object), TypeError],
-  ['options not an object', (c) => new Mutex(c, 'x', 5 as object), TypeError],
+  ['options not an object', (c) => new Mutex(c, 'x', 5 as unknown as object), TypeError],
   ['empty name', (c) => new Mutex(c, ''), RangeError],
   ['name with a brace (would break the hash tag)', (c) => new Mutex(c, 'a}b'), RangeError],
   ['name not a string', (c) => new Mutex(c, 42 as unknown as string), TypeError],
@@ -34,10 +38,18 @@ const cases: Case[] = [
   ['negative retries', (c) => new Mutex(c, 'x', { retries: -1 }), RangeError],
   ['negative timeoutMs', (c) => new Mutex(c, 'x').acquire({ timeoutMs: -1 }), RangeError],
   ['driftFactor above 0.5', (c) => new Mutex(c, 'x', { driftFactor: 2 }), RangeError],
-  ['autoExtend not a boolean', (c) => new Mutex(c, 'x', { autoExtend: 'yes' as unknown as boolean }), TypeError],
+  [
+    'autoExtend not a boolean',
+    (c) => new Mutex(c, 'x', { autoExtend: 'yes' as unknown as boolean }),
+    TypeError,
+  ],
   ['signal not an AbortSignal', (c) => new Mutex(c, 'x').acquire({ signal: {} as AbortSignal }), TypeError],
   ['unknown acquire option', (c) => new Mutex(c, 'x').acquire({ wait: 5 } as object), TypeError],
-  ['waiting option given to tryAcquire', (c) => new Mutex(c, 'x').tryAcquire({ timeoutMs: 5 } as object), TypeError],
+  [
+    'waiting option given to tryAcquire',
+    (c) => new Mutex(c, 'x').tryAcquire({ timeoutMs: 5 } as object),
+    TypeError,
+  ],
   ['using() without a function', (c) => new Mutex(c, 'x').using(5 as unknown as () => void), TypeError],
   ['clock without now()', (c) => new Mutex(c, 'x', { clock: {} as { now(): number } }), TypeError],
   ['not a Redis client', () => new Mutex({ get: () => 1 }, 'x'), UnsupportedClientError],
@@ -47,7 +59,11 @@ const cases: Case[] = [
   ['acquireLockWithTimeout with a negative timeout', (c) => acquireLockWithTimeout(c, 'x', -1), RangeError],
   ['RedisExpLock without redis', () => new RedisExpLock('x', {} as never), TypeError],
   ['RedisExpLock with negative retries', (c) => new RedisExpLock('x', { redis: c, retries: -2 }), RangeError],
-  ['RedisExpLock with a string expiry', (c) => new RedisExpLock('x', { redis: c, expiry: '5' as unknown as number }), TypeError],
+  [
+    'RedisExpLock with a string expiry',
+    (c) => new RedisExpLock('x', { redis: c, expiry: '5' as unknown as number }),
+    TypeError,
+  ],
   ['fencedWrite with token 0', (c) => fencedWrite(c, 'res', 0, 'v'), RangeError],
   ['fencedWrite with a non-string key', (c) => fencedWrite(c, 5 as unknown as string, 1, 'v'), TypeError],
 ];

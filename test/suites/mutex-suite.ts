@@ -3,8 +3,8 @@
  * Everything here talks to a real redis-server started for the suite.
  */
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, afterEach, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   fencedWrite,
   LockLostError,
@@ -25,7 +25,10 @@ export function mutexSuite(kind: ClientKind): void {
     let b: TestClient;
     let unhandled: ReturnType<typeof watchUnhandledRejections>;
     let n = 0;
-    const name = () => `job-${kind.name.replace(/\W/g, '')}-${(n += 1)}`;
+    const name = () => {
+      n += 1;
+      return `job-${kind.name.replace(/\W/g, '')}-${n}`;
+    };
 
     before(async () => {
       server = await startRedis();
@@ -94,7 +97,10 @@ export function mutexSuite(kind: ClientKind): void {
       assert.equal(await a.command('GET', mutex.keys.lock), lease.token, 'still held by the owner');
       // A lease whose lock was taken over cannot extend it either.
       await a.command('SET', mutex.keys.lock, 'someone-else', 'PX', '5000');
-      await assert.rejects(lease.extend(), (e: unknown) => e instanceof LockLostError && e.reason === 'not-owner');
+      await assert.rejects(
+        lease.extend(),
+        (e: unknown) => e instanceof LockLostError && e.reason === 'not-owner',
+      );
       assert.equal(await a.command('GET', mutex.keys.lock), 'someone-else');
       assert.equal(await lease.release(), false);
       assert.equal(await a.command('GET', mutex.keys.lock), 'someone-else', 'release did not delete it');
@@ -209,11 +215,14 @@ export function mutexSuite(kind: ClientKind): void {
     test('retries: TooManyAttemptsError after retries + 1 attempts', async () => {
       const mutex = new Mutex(a.client, name());
       const held = await mutex.acquire();
-      await assert.rejects(new Mutex(b.client, mutex.name).acquire({ retries: 2, retryDelayMs: 10 }), (e: unknown) => {
-        assert.ok(e instanceof TooManyAttemptsError);
-        assert.equal(e.attempts, 3);
-        return true;
-      });
+      await assert.rejects(
+        new Mutex(b.client, mutex.name).acquire({ retries: 2, retryDelayMs: 10 }),
+        (e: unknown) => {
+          assert.ok(e instanceof TooManyAttemptsError);
+          assert.equal(e.attempts, 3);
+          return true;
+        },
+      );
       await held.release();
     });
 

@@ -116,7 +116,11 @@ describe('lease', () => {
     finish(true);
     await advance(0);
     await advance(1);
-    assert.equal(calls.length, 2, 'sent at once: its planned time (1,000 ms after the first was sent) has passed');
+    assert.equal(
+      calls.length,
+      2,
+      'sent at once: its planned time (1,000 ms after the first was sent) has passed',
+    );
   });
 
   test('a transient error is retried while validity remains, then the lease is lost', async () => {

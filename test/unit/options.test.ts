@@ -40,6 +40,9 @@ describe('lock options', () => {
   });
 
   test('tryAcquire-only option lists refuse waiting options', () => {
-    assert.throws(() => resolveAcquireOptions({ timeoutMs: 5 }, defaultLockOptions, ['ttlMs', 'signal']), TypeError);
+    assert.throws(
+      () => resolveAcquireOptions({ timeoutMs: 5 }, defaultLockOptions, ['ttlMs', 'signal']),
+      TypeError,
+    );
   });
 });

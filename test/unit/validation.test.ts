@@ -22,13 +22,19 @@ describe('validation messages name the argument and the bad value', () => {
       assert.throws(() => checkMs('ttlMs', bad), RangeError, String(bad));
     }
     assert.equal(checkMs('timeoutMs', 0, { allowZero: true }), 0);
-    assert.equal(checkMs('timeoutMs', Number.POSITIVE_INFINITY, { allowInfinity: true }), Number.POSITIVE_INFINITY);
+    assert.equal(
+      checkMs('timeoutMs', Number.POSITIVE_INFINITY, { allowInfinity: true }),
+      Number.POSITIVE_INFINITY,
+    );
   });
 
   test('counts', () => {
     assert.throws(() => checkCount('retries', -1), RangeError);
     assert.throws(() => checkCount('retries', 0.5), RangeError);
-    assert.equal(checkCount('retries', Number.POSITIVE_INFINITY, { allowInfinity: true }), Number.POSITIVE_INFINITY);
+    assert.equal(
+      checkCount('retries', Number.POSITIVE_INFINITY, { allowInfinity: true }),
+      Number.POSITIVE_INFINITY,
+    );
   });
 
   test('names: empty, braces, too long, not a string', () => {
@@ -50,6 +56,9 @@ describe('validation messages name the argument and the bad value', () => {
     assert.equal(describeValue(null), '`null`');
     assert.equal(describeValue(1n), '`1n` (bigint)');
     assert.equal(describeValue([]), 'an array');
-    assert.equal(describeValue(() => 1), 'a function');
+    assert.equal(
+      describeValue(() => 1),
+      'a function',
+    );
   });
 });

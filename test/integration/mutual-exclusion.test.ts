@@ -1,0 +1,67 @@
+/** N processes × M increments of a non-atomic counter under the lock give exactly N × M. */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { clientKinds } from '../fixtures/clients.js';
+import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+
+const worker = join(import.meta.dirname, '../workers/counter-worker.ts');
+const PROCESSES = 4;
+const INCREMENTS = 40;
+
+function runWorker(args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', worker, ...args], {
+      stdio: ['ignore', 'inherit', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`worker exited ${code}: ${stderr}`)),
+    );
+  });
+}
+
+describe('mutual exclusion across processes', () => {
+  let server: RedisServer;
+
+  before(async () => {
+    server = await startRedis();
+  });
+
+  after(async () => {
+    await server.stop();
+  });
+
+  for (const kind of clientKinds) {
+    test(`${PROCESSES} processes × ${INCREMENTS} increments under the lock = ${PROCESSES * INCREMENTS} (${kind.name})`, async () => {
+      const name = `counter-${kind.name.replace(/\W/g, '')}`;
+      await Promise.all(
+        Array.from({ length: PROCESSES }, () =>
+          runWorker([server.url, kind.name, name, String(INCREMENTS), 'lock']),
+        ),
+      );
+      const counter = await server.command('GET', `counter:{${name}}`);
+      assert.equal(Number(counter.split('\r\n')[1]), PROCESSES * INCREMENTS);
+      const fence = await server.command('GET', `locksmith:{${name}}:fence`);
+      assert.equal(
+        Number(fence.split('\r\n')[1]),
+        PROCESSES * INCREMENTS,
+        'one fencing token per acquisition',
+      );
+    });
+  }
+
+  test('negative control: the same workers without the lock lose updates', async () => {
+    const kind = clientKinds[0];
+    assert.ok(kind);
+    await Promise.all(
+      Array.from({ length: PROCESSES }, () =>
+        runWorker([server.url, kind.name, 'unlocked', String(INCREMENTS), 'no-lock']),
+      ),
+    );
+    const counter = Number((await server.command('GET', 'counter:{unlocked}')).split('\r\n')[1]);
+    assert.ok(counter < PROCESSES * INCREMENTS, `without the lock the counter reached ${counter}`);
+  });
+});

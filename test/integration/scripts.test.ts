@@ -1,0 +1,41 @@
+/** Every embedded script is what its .lua file says, and its SHA1 is what SCRIPT LOAD returns. */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { scripts } from '../../src/protocol/scripts.js';
+import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+
+const dir = join(import.meta.dirname, '../../src/protocol/scripts');
+let server: RedisServer;
+
+before(async () => {
+  server = await startRedis();
+});
+
+after(async () => {
+  await server.stop();
+});
+
+test('every .lua file is registered, with a header naming KEYS, ARGV and the reply', () => {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.lua'));
+  const registered = Object.values(scripts).map((s) => `${s.name}.lua`);
+  assert.deepEqual([...registered].sort(), [...files].sort());
+  for (const script of Object.values(scripts)) {
+    const source = readFileSync(join(dir, `${script.name}.lua`), 'utf8');
+    assert.equal(script.source, source, `${script.name}: embedded copy is current (npm run embed-lua)`);
+    assert.match(source, /^-- [\w-]+: /, `${script.name}: header line`);
+    assert.match(source, /-- Reply:/, `${script.name}: documents its reply`);
+    for (let k = 1; k <= script.keyCount; k += 1) {
+      assert.match(source, new RegExp(`-- KEYS\\[${k}\\]`), `${script.name}: documents KEYS[${k}]`);
+    }
+    assert.doesNotMatch(source, new RegExp(`KEYS\\[${script.keyCount + 1}\\]`), `${script.name}: key count`);
+  }
+});
+
+test('every SHA1 is what SCRIPT LOAD returns', async () => {
+  for (const script of Object.values(scripts)) {
+    const reply = await server.command('SCRIPT', 'LOAD', script.source);
+    assert.equal(reply.split('\r\n')[1], script.sha1, script.name);
+  }
+});
