@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+// Type-checks every ```ts block of README.md against the sources: each block becomes a module in
+// .tmp/readme/, `locksmith` resolves to src/index.ts, and tsc must accept them all. Blocks must be
+// self-contained (their own imports and clients), which keeps them copy-pasteable.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const out = join(root, '.tmp/readme');
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+if (blocks.length === 0) throw new Error('README.md has no ```ts blocks to check');
+blocks.forEach((code, i) => writeFileSync(join(out, `block${String(i + 1).padStart(2, '0')}.ts`), `${code}\nexport {};\n`));
+
+writeFileSync(
+  join(out, 'tsconfig.json'),
+  JSON.stringify({
+    extends: '../../tsconfig.json',
+    compilerOptions: { noEmit: true, rootDir: '../..', paths: { locksmith: ['../../src/index.ts'] }, noUnusedLocals: false },
+    include: ['./*.ts'],
+  }),
+);
+try {
+  execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', join(out, 'tsconfig.json')], { stdio: 'inherit' });
+} catch {
+  console.error(`README.md: a \`\`\`ts example does not type-check (files in ${out})`);
+  process.exit(1);
+}
+console.log(`README.md: ${blocks.length} TypeScript examples type-check`);
