@@ -15,13 +15,20 @@ mkdirSync(out, { recursive: true });
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
 if (blocks.length === 0) throw new Error('README.md has no ```ts blocks to check');
-blocks.forEach((code, i) => writeFileSync(join(out, `block${String(i + 1).padStart(2, '0')}.ts`), `${code}\nexport {};\n`));
+for (const [i, code] of blocks.entries()) {
+  writeFileSync(join(out, `block${String(i + 1).padStart(2, '0')}.ts`), `${code}\nexport {};\n`);
+}
 
 writeFileSync(
   join(out, 'tsconfig.json'),
   JSON.stringify({
     extends: '../../tsconfig.json',
-    compilerOptions: { noEmit: true, rootDir: '../..', paths: { locksmith: ['../../src/index.ts'] }, noUnusedLocals: false },
+    compilerOptions: {
+      noEmit: true,
+      rootDir: '../..',
+      paths: { locksmith: ['../../src/index.ts'] },
+      noUnusedLocals: false,
+    },
     include: ['./*.ts'],
   }),
 );
