@@ -22,4 +22,5 @@ export {
   type LockOptions,
   type TryAcquireOptions,
 } from './options.js';
+export { type FairLockOptions, type FairLockState, FairMutex } from './primitives/fair-mutex.js';
 export { type LockedWork, type LockState, Mutex } from './primitives/mutex.js';

@@ -23,7 +23,14 @@ interface ChannelState {
   linger: NodeJS.Timeout | undefined;
 }
 
+/**
+ * Decides whether a message on the channel is for this watcher (a FairMutex waiter hears only its
+ * own hand-off). It may keep what it parsed; it runs synchronously as the message arrives.
+ */
+export type MessageFilter = (message: string) => boolean;
+
 interface Watcher {
+  accept: MessageFilter | undefined;
   pending: boolean;
   message: string | undefined;
   wake: (() => void) | undefined;
@@ -45,14 +52,14 @@ export class SubscriberHub {
   ) {}
 
   /** A watch on a channel that is already subscribed, without any round trip; else undefined. */
-  watchIfActive(channel: string): ChannelWatch | undefined {
+  watchIfActive(channel: string, accept?: MessageFilter): ChannelWatch | undefined {
     const state = this.channels.get(channel);
     if (!state?.active) return undefined;
-    return this.attach(channel, state);
+    return this.attach(channel, state, accept);
   }
 
   /** A watch that is live once this resolves: every message published afterwards reaches it. */
-  async watch(channel: string): Promise<ChannelWatch> {
+  async watch(channel: string, accept?: MessageFilter): Promise<ChannelWatch> {
     let state = this.channels.get(channel);
     if (!state) {
       const created: ChannelState = {
@@ -65,7 +72,7 @@ export class SubscriberHub {
       state = created;
       this.channels.set(channel, state);
     }
-    const watch = this.attach(channel, state);
+    const watch = this.attach(channel, state, accept);
     try {
       await state.ready;
     } catch (error) {
@@ -102,16 +109,17 @@ export class SubscriberHub {
     const state = this.channels.get(channel);
     if (!state) return;
     for (const watcher of state.watchers) {
+      if (watcher.accept && !watcher.accept(message)) continue;
       watcher.pending = true;
       watcher.message = message;
       watcher.wake?.();
     }
   }
 
-  private attach(channel: string, state: ChannelState): ChannelWatch {
+  private attach(channel: string, state: ChannelState, accept: MessageFilter | undefined): ChannelWatch {
     clearTimeout(state.linger);
     state.linger = undefined;
-    const watcher: Watcher = { pending: false, message: undefined, wake: undefined };
+    const watcher: Watcher = { accept, pending: false, message: undefined, wake: undefined };
     state.watchers.add(watcher);
     let closed = false;
     return {

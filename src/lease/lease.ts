@@ -47,13 +47,14 @@ export class Lease implements AsyncDisposable {
   readonly fencingToken: number;
   /** How many attempts the acquisition took (redis_exp_lock's `lock` return value). */
   readonly attempts: number;
-  /** Aborts with a `LockLostError` when the lock is lost. Never aborts because of `release()`. */
-  readonly signal: AbortSignal;
 
   private state: LeaseState = 'held';
   private ttl: number;
   private deadline: number;
-  private readonly controller = new AbortController();
+  // Created on first use of `signal`: an AbortSignal costs more than the rest of a lease, and many
+  // leases (a busy lock released at once) never need one.
+  private controller: AbortController | undefined;
+  private lostError: LockLostError | undefined;
   private readonly watchdog: Watchdog;
   private extending: Promise<unknown> = Promise.resolve();
   private readonly driftFactor: number;
@@ -70,7 +71,6 @@ export class Lease implements AsyncDisposable {
     this.ttl = grant.ttlMs;
     this.driftFactor = grant.driftFactor;
     this.deadline = validUntil(grant.sentAt, grant.ttlMs, grant.driftFactor);
-    this.signal = this.controller.signal;
     this.watchdog = new Watchdog({
       clock,
       autoExtend: grant.autoExtend,
@@ -79,7 +79,23 @@ export class Lease implements AsyncDisposable {
       extend: () => this.extendOnce(this.ttl),
       onLost: (reason, cause) => this.markLost(reason, cause),
     });
+    // Validity already over when the lease is built (its grant's reply came late): it is lost now,
+    // not on the expiry timer's next tick, so `signal` is aborted before the caller can look at it
+    // (found by the fault suite: acquire() resolved with a lease past its validity, signal live).
+    if (this.deadline <= clock.now()) {
+      this.markLost('expired');
+      return;
+    }
     this.watchdog.start(grant.sentAt);
+  }
+
+  /** Aborts with a `LockLostError` when the lock is lost. Never aborts because of `release()`. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.lostError) this.controller.abort(this.lostError);
+    }
+    return this.controller.signal;
   }
 
   /** The lease TTL in milliseconds (the latest one, after `extend(ttlMs)`). */
@@ -121,9 +137,9 @@ export class Lease implements AsyncDisposable {
   async extend(ttlMs: number = this.ttl): Promise<void> {
     checkMs('ttlMs', ttlMs);
     if (this.state === 'released') throw new NotHeldError(this.name, 'it was released');
-    if (this.state === 'lost') throw this.signal.reason as LockLostError;
+    if (this.state === 'lost') throw this.lostError as LockLostError;
     const outcome = await this.extendOnce(ttlMs);
-    if (outcome === 'lost') throw this.signal.reason as LockLostError;
+    if (outcome === 'lost') throw this.lostError as LockLostError;
     this.watchdog.rescheduleAfterExtend();
   }
 
@@ -168,6 +184,7 @@ export class Lease implements AsyncDisposable {
     if (this.state !== 'held') return;
     this.state = 'lost';
     this.watchdog.stop();
-    this.controller.abort(new LockLostError(this.name, reason, cause === undefined ? undefined : { cause }));
+    this.lostError = new LockLostError(this.name, reason, cause === undefined ? undefined : { cause });
+    this.controller?.abort(this.lostError);
   }
 }

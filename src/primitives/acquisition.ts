@@ -1,5 +1,5 @@
 import { isTransientRedisError } from '../adapters/run-script.js';
-import type { ChannelWatch, SubscriberHub } from '../adapters/subscriber-hub.js';
+import type { ChannelWatch, MessageFilter, SubscriberHub } from '../adapters/subscriber-hub.js';
 import type { Clock } from '../clock.js';
 import { LockTimeoutError, TooManyAttemptsError } from '../errors.js';
 import { nextWaitMs } from '../timing.js';
@@ -11,8 +11,13 @@ export type AttemptOutcome =
 
 export interface AcquisitionPlan {
   readonly name: string;
-  /** The release channel to wake on, and the hub that carries it (undefined: timed waits only). */
-  readonly wake: { readonly hub: SubscriberHub; readonly channel: string } | undefined;
+  /**
+   * The release channel to wake on, and the hub that carries it (undefined: timed waits only);
+   * `accept`, when given, picks the messages that wake this waiter.
+   */
+  readonly wake:
+    | { readonly hub: SubscriberHub; readonly channel: string; readonly accept?: MessageFilter }
+    | undefined;
   readonly timeoutMs: number;
   readonly retries: number;
   readonly retryDelayMs: number;
@@ -51,7 +56,7 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
   const deadline = clock.now() + plan.timeoutMs;
   let attempts = 0;
   let lastError: unknown;
-  let watch: ChannelWatch | undefined = plan.wake?.hub.watchIfActive(plan.wake.channel);
+  let watch: ChannelWatch | undefined = plan.wake?.hub.watchIfActive(plan.wake.channel, plan.wake.accept);
   let subscribeFailed = false;
 
   try {
@@ -79,13 +84,15 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
 
       if (!watch && plan.wake && !subscribeFailed) {
         try {
-          const watching = plan.wake.hub.watch(plan.wake.channel);
+          const watching = plan.wake.hub.watch(plan.wake.channel, plan.wake.accept);
           const settled = await settleBefore(watching, deadline, signal, clock, () => {
             void watching.then((w) => w.close()).catch(() => {});
           });
           watch = settled === ABANDONED ? undefined : settled;
           // Subscribed now: try again at once, since the holder may have released meanwhile.
-          if (watch) continue;
+          // With a fixed retry delay a missed release costs at most that delay, and the caller
+          // asked for that pace between attempts (redis_exp_lock's `interval`), so we keep it.
+          if (watch && !Number.isFinite(plan.retryDelayMs)) continue;
         } catch (error) {
           if (signal?.aborted) throw signal.reason;
           // No pub/sub (a restricted client, a proxy without it): fall back to timed waits.

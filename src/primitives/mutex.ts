@@ -2,7 +2,7 @@ import { driverFor, type RedisClient } from '../adapters/detect.js';
 import type { RedisDriver } from '../adapters/driver.js';
 import { runScript } from '../adapters/run-script.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
-import { Lease, type LeaseBackend } from '../lease/lease.js';
+import type { Lease, LeaseBackend } from '../lease/lease.js';
 import {
   type AcquireOptions,
   type LockOptions,
@@ -14,9 +14,11 @@ import {
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import { asArray, asFlagged, asInteger, asString } from '../protocol/replies.js';
 import { scripts } from '../protocol/scripts.js';
+import { validUntil } from '../timing.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkName, checkToken } from '../validation.js';
 import { type AttemptOutcome, acquireWithWaiting } from './acquisition.js';
+import { grantLease } from './grant-lease.js';
 
 /** A lock's state as Redis sees it right now. */
 export interface LockState {
@@ -94,8 +96,9 @@ export class Mutex {
   }
 
   /**
-   * One attempt: resolves with a lease, or `null` when someone else holds the lock. Rejects only
-   * for infrastructure faults (Redis unreachable, a script error), never for contention.
+   * One attempt: resolves with a lease, or `null` when someone else holds the lock (or when the
+   * reply came too late for the lease to have any validity left; that grant is given back).
+   * Rejects only for infrastructure faults (Redis unreachable, a script error), never for contention.
    */
   async tryAcquire(options?: TryAcquireOptions): Promise<Lease | null> {
     const effective = resolveAcquireOptions(options, this.options, tryAcquireOptionNames);
@@ -159,7 +162,16 @@ export class Mutex {
     const sentAt = options.clock.now();
     const reply = await this.run('mutexAcquire', [this.keys.lock, this.keys.fence], [token, String(ttlMs)]);
     const { ok, value } = asFlagged('mutex-acquire', reply);
-    return ok ? { acquired: true, fencingToken: value, sentAt } : { acquired: false, holderPttlMs: value };
+    if (!ok) return { acquired: false, holderPttlMs: value };
+    // A grant whose reply arrived after its validity ran out (Redis paused, a slow link: found by the
+    // fault suite) would be a lease born lost, and a caller would start work the lock no longer
+    // covers. Give it back (compare-and-delete, so the key does not sit there until its TTL) and
+    // report "not acquired": acquire() tries again while time is left, tryAcquire() returns null.
+    if (validUntil(sentAt, ttlMs, options.driftFactor) <= options.clock.now()) {
+      await this.backend.release(token).catch(() => {});
+      return { acquired: false, holderPttlMs: 0 };
+    }
+    return { acquired: true, fencingToken: value, sentAt };
   }
 
   private lease(
@@ -169,20 +181,7 @@ export class Mutex {
     attempts: number,
     options: Readonly<LockOptions>,
   ): Lease {
-    return new Lease(
-      {
-        name: this.name,
-        token,
-        fencingToken,
-        ttlMs: options.ttlMs,
-        sentAt,
-        attempts,
-        autoExtend: options.autoExtend,
-        driftFactor: options.driftFactor,
-      },
-      this.backend,
-      options.clock,
-    );
+    return grantLease(this.name, this.backend, { token, fencingToken, sentAt, attempts }, options);
   }
 
   private run(script: keyof typeof scripts, keys: string[], args: string[]): Promise<unknown> {

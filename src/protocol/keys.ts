@@ -10,6 +10,12 @@ export interface LockKeys {
   readonly fence: string;
   /** Published to when the lock is released, so waiters wake without polling. */
   readonly releasedChannel: string;
+  /** FairMutex: the FIFO queue of waiter tokens, oldest first (a list). */
+  readonly queue: string;
+  /** FairMutex: each queued waiter's entry (a hash: token → "deadline|ttl|channel"). */
+  readonly waiters: string;
+  /** FairMutex: prefix of the channels hand-offs are announced on (one per client: `…:granted:<id>`). */
+  readonly grantedChannelPrefix: string;
 }
 
 export const DEFAULT_PREFIX = 'locksmith';
@@ -20,5 +26,8 @@ export function lockKeys(prefix: string, name: string): LockKeys {
     lock: base,
     fence: `${base}:fence`,
     releasedChannel: `${base}:released`,
+    queue: `${base}:queue`,
+    waiters: `${base}:waiters`,
+    grantedChannelPrefix: `${base}:granted:`,
   });
 }

@@ -1,5 +1,8 @@
 import { defineScript } from './script.js';
 import {
+  fairAcquireLua,
+  fairInspectLua,
+  fairReleaseLua,
   fencedWriteLua,
   mutexAcquireLua,
   mutexExtendLua,
@@ -14,4 +17,7 @@ export const scripts = Object.freeze({
   mutexExtend: defineScript('mutex-extend', mutexExtendLua, 1),
   mutexInspect: defineScript('mutex-inspect', mutexInspectLua, 2),
   fencedWrite: defineScript('fenced-write', fencedWriteLua, 2),
+  fairAcquire: defineScript('fair-acquire', fairAcquireLua, 4),
+  fairRelease: defineScript('fair-release', fairReleaseLua, 4),
+  fairInspect: defineScript('fair-inspect', fairInspectLua, 3),
 });

@@ -1,0 +1,347 @@
+/**
+ * FairMutex on a real Redis, for every client kind: strict FIFO across processes, waiters that give
+ * up or die leave the queue within their documented bound, a dead holder's lock is handed on after
+ * its TTL, hand-offs are direct (one message, no extra round trip), and waiting does not poll.
+ * Timing bounds are generous on purpose (a loaded 2-core machine): they check "bounded", not "fast".
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { FairMutex, LockTimeoutError } from '../../src/index.js';
+import { scripts } from '../../src/protocol/scripts.js';
+import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
+import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+
+const childFile = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/fair-mutex-child.ts');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await sleep(10);
+  }
+}
+
+interface Child {
+  readonly process: ChildProcess;
+  readonly exited: Promise<number | null>;
+  /** Resolves when the child sends `message` (or rejects if it exits first). */
+  said(message: string): Promise<void>;
+}
+
+function spawnChild(kind: ClientKind, url: string, name: string, id: string, options: object): Child {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', childFile, kind.name, url, name, id, JSON.stringify(options)],
+    {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
+  const messages = new Set<string>();
+  const waiters: { message: string; resolve: () => void }[] = [];
+  child.on('message', (m) => {
+    messages.add(String(m));
+    for (const w of waiters.filter((w) => w.message === m)) w.resolve();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    process: child,
+    exited,
+    said: (message) =>
+      messages.has(message)
+        ? Promise.resolve()
+        : Promise.race([
+            new Promise<void>((resolve) => waiters.push({ message, resolve })),
+            exited.then((code) => {
+              throw new Error(`child ${id} exited (${code}) before saying ${message}`);
+            }),
+          ]),
+  };
+}
+
+/** Calls per command since the last CONFIG RESETSTAT, leaving out the INFO/CONFIG the test sends. */
+async function commandCalls(server: RedisServer): Promise<number> {
+  const info = await server.command('INFO', 'commandstats');
+  let total = 0;
+  for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) {
+    if (!/^(info|config)\b/.test(match[1] as string)) total += Number(match[2]);
+  }
+  return total;
+}
+
+let lockNo = 0;
+const freshName = () => `fair-test-${process.pid}-${++lockNo}`;
+
+for (const kind of clientKinds) {
+  describe(`FairMutex (${kind.name})`, () => {
+    let server: RedisServer;
+    let redis: TestClient;
+    const extraClients: TestClient[] = [];
+    const children: Child[] = [];
+
+    before(async () => {
+      server = await startRedis();
+      redis = await kind.create(server.url);
+    });
+
+    after(async () => {
+      for (const c of children) c.process.kill('SIGKILL');
+      for (const c of extraClients) await c.close();
+      await redis.close();
+      await server.stop();
+    });
+
+    test('serves waiters in exact arrival order across processes, each a direct hand-off', async () => {
+      const name = freshName();
+      const mutex = new FairMutex(redis.client, name);
+      const holder = await mutex.acquire();
+      const count = 5;
+      const started: Child[] = [];
+      for (let i = 0; i < count; i += 1) {
+        const child = spawnChild(kind, server.url, name, String(i), { holdMs: 20 });
+        children.push(child);
+        started.push(child);
+        // The next process starts only once this one is queued, so arrival order is known.
+        await until(async () => (await mutex.inspect()).queueLength === i + 1, `child ${i} is queued`);
+      }
+      await holder.release();
+      const codes = await Promise.all(started.map((c) => c.exited));
+      assert.deepEqual(codes, Array(count).fill(0));
+      const order = (await redis.command('LRANGE', `${name}:order`, '0', '-1')) as string[];
+      assert.deepEqual(
+        order.map((entry) => entry.split(':')[0]),
+        ['0', '1', '2', '3', '4'],
+      );
+      // Each hand-off incremented the fencing counter exactly once: nobody else held it in between.
+      assert.deepEqual(
+        order.map((entry) => Number(entry.split(':')[1])),
+        [2, 3, 4, 5, 6].map((t) => t + holder.fencingToken - 1),
+      );
+      const state = await mutex.inspect();
+      assert.equal(state.locked, false);
+      assert.equal(state.queueLength, 0);
+    });
+
+    test('a hand-off costs no round trip beyond the enqueue and the release', async () => {
+      const name = freshName();
+      const mutex = new FairMutex(redis.client, name);
+      // Keep the grant channel subscribed (it lingers after a waiter leaves), as on a busy lock.
+      const first = await mutex.acquire();
+      const warm = mutex.acquire();
+      await until(async () => (await mutex.inspect()).queueLength === 1, 'the warm-up waiter is queued');
+      await first.release();
+      await (await warm).release();
+
+      const holder = await mutex.acquire();
+      await server.command('CONFIG', 'RESETSTAT');
+      const waiting = mutex.acquire();
+      // Watch the queue with LLEN (not a script), so every EVALSHA counted is the lock's own.
+      await until(async () => (await redis.command('LLEN', mutex.keys.queue)) === 1, 'the waiter is queued');
+      await holder.release();
+      const lease = await waiting;
+      const info = await server.command('INFO', 'commandstats');
+      const scriptCalls = (name: string) =>
+        Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+      // One enqueue by the waiter, one release by the holder; the waiter learned of the hand-off
+      // from the message alone.
+      assert.equal(scriptCalls('evalsha') + scriptCalls('eval'), 2);
+      assert.equal(lease.fencingToken, holder.fencingToken + 1);
+      await lease.release();
+    });
+
+    test('an aborted waiter leaves the queue and never receives the lock', async () => {
+      const name = freshName();
+      const mutex = new FairMutex(redis.client, name);
+      const holder = await mutex.acquire();
+      const controller = new AbortController();
+      const aborted = mutex.acquire({ signal: controller.signal });
+      await until(async () => (await mutex.inspect()).queueLength === 1, 'the first waiter is queued');
+      const next = mutex.acquire();
+      await until(async () => (await mutex.inspect()).queueLength === 2, 'the second waiter is queued');
+      controller.abort(new Error('changed my mind'));
+      await assert.rejects(aborted, /changed my mind/);
+      assert.equal((await mutex.inspect()).queueLength, 1);
+      await holder.release();
+      const lease = await next;
+      // The aborted waiter was skipped: the lock went straight to the next one.
+      assert.equal(lease.fencingToken, holder.fencingToken + 1);
+      assert.equal((await mutex.inspect()).ownerToken, lease.token);
+      await lease.release();
+    });
+
+    test('a waiter aborted while the lock is being handed to it hands it on', async () => {
+      const name = freshName();
+      const mutex = new FairMutex(redis.client, name);
+      for (let round = 0; round < 20; round += 1) {
+        const holder = await mutex.acquire();
+        const controller = new AbortController();
+        const waiter = mutex.acquire({ signal: controller.signal });
+        await until(async () => (await mutex.inspect()).queueLength === 1, 'the waiter is queued');
+        // Race the hand-off against the abort, with the abort landing at varying points.
+        const releasing = holder.release();
+        setTimeout(() => controller.abort(new Error('late abort')), round % 3);
+        await releasing;
+        const outcome = await waiter.then(
+          async (lease) => {
+            await lease.release();
+            return 'acquired';
+          },
+          () => 'aborted',
+        );
+        // Whichever way the race went, nobody holds the lock now and the queue is empty.
+        const state = await mutex.inspect();
+        assert.equal(state.locked, false, `round ${round} (${outcome}): the lock is still held`);
+        assert.equal(state.queueLength, 0, `round ${round} (${outcome}): the queue is not empty`);
+      }
+    });
+
+    test('a timed-out waiter leaves the queue and never receives the lock', async () => {
+      const name = freshName();
+      const mutex = new FairMutex(redis.client, name);
+      const holder = await mutex.acquire();
+      await assert.rejects(mutex.acquire({ timeoutMs: 200 }), LockTimeoutError);
+      assert.equal((await mutex.inspect()).queueLength, 0);
+      await holder.release();
+      const state = await mutex.inspect();
+      assert.equal(state.locked, false);
+      assert.equal(state.lastFencingToken, holder.fencingToken);
+    });
+
+    test('a crashed waiter is skipped once its entry expired (waiterTtlMs)', async () => {
+      const name = freshName();
+      const mutex = new FairMutex(redis.client, name);
+      const holder = await mutex.acquire();
+      const child = spawnChild(kind, server.url, name, 'crashed', { waiterTtlMs: 600, timeoutMs: 60_000 });
+      children.push(child);
+      await until(async () => (await mutex.inspect()).queueLength === 1, 'the child is queued');
+      child.process.kill('SIGKILL');
+      await child.exited;
+      const next = mutex.acquire({ timeoutMs: 20_000 });
+      await until(async () => (await mutex.inspect()).queueLength === 2, 'the second waiter is queued');
+      await sleep(1_200); // well past the dead entry's 600 ms deadline
+      const releasedAt = performance.now();
+      await holder.release();
+      const lease = await next;
+      const waitedMs = performance.now() - releasedAt;
+      // Handed over directly by the release: no TTL had to run out.
+      assert.equal(lease.fencingToken, holder.fencingToken + 1);
+      assert.ok(waitedMs < 2_000, `waited ${waitedMs} ms after the release`);
+      assert.equal((await redis.command('LLEN', `${name}:order`)) as number, 0);
+      await lease.release();
+    });
+
+    test('a waiter that crashed just before its turn delays the queue by at most its ttlMs', async () => {
+      const name = freshName();
+      const mutex = new FairMutex(redis.client, name);
+      const holder = await mutex.acquire();
+      const crashedTtlMs = 1_500;
+      const child = spawnChild(kind, server.url, name, 'crashed', { ttlMs: crashedTtlMs, timeoutMs: 60_000 });
+      children.push(child);
+      await until(async () => (await mutex.inspect()).queueLength === 1, 'the child is queued');
+      child.process.kill('SIGKILL');
+      await child.exited;
+      const next = mutex.acquire({ timeoutMs: 20_000 });
+      await until(async () => (await mutex.inspect()).queueLength === 2, 'the second waiter is queued');
+      const releasedAt = performance.now();
+      await holder.release();
+      // The dead waiter's entry had not expired: the lock was handed to it...
+      assert.equal((await mutex.inspect()).lastFencingToken, holder.fencingToken + 1);
+      const lease = await next;
+      const waitedMs = performance.now() - releasedAt;
+      // ...and came back after its TTL (plus jitter and scheduling slack), not later.
+      assert.equal(lease.fencingToken, holder.fencingToken + 2);
+      assert.ok(waitedMs >= crashedTtlMs - 100, `waited only ${waitedMs} ms`);
+      assert.ok(waitedMs < crashedTtlMs + 3_000, `waited ${waitedMs} ms, bound ${crashedTtlMs} ms`);
+      await lease.release();
+    });
+
+    test("a crashed holder's lock is handed on after its TTL", async () => {
+      const name = freshName();
+      const mutex = new FairMutex(redis.client, name);
+      const ttlMs = 1_000;
+      const child = spawnChild(kind, server.url, name, 'holder', { ttlMs, hang: true });
+      children.push(child);
+      await child.said('acquired');
+      const waiting = mutex.acquire({ timeoutMs: 20_000 });
+      await until(async () => (await mutex.inspect()).queueLength === 1, 'the waiter is queued');
+      const killedAt = performance.now();
+      child.process.kill('SIGKILL');
+      await child.exited;
+      const lease = await waiting;
+      const waitedMs = performance.now() - killedAt;
+      assert.ok(waitedMs < ttlMs + 3_000, `waited ${waitedMs} ms for a ${ttlMs} ms TTL`);
+      assert.equal((await mutex.inspect()).ownerToken, lease.token);
+      await lease.release();
+    });
+
+    test("a handed-off lease's validity ends no later than the lock's TTL in Redis", async () => {
+      const name = freshName();
+      const mutex = new FairMutex(redis.client, name, { ttlMs: 5_000, autoExtend: false });
+      for (let round = 0; round < 5; round += 1) {
+        const holder = await mutex.acquire();
+        const waiting = mutex.acquire();
+        await until(async () => (await mutex.inspect()).queueLength === 1, 'the waiter is queued');
+        await sleep(300); // a long wait must not stretch the lease: its TTL starts at the hand-off
+        await holder.release();
+        const lease = await waiting;
+        const state = await mutex.inspect();
+        const checkedAt = performance.now();
+        assert.equal(state.ownerToken, lease.token);
+        // Validity is local and conservative: it must run out before the key expires in Redis.
+        assert.ok(
+          lease.validUntil - checkedAt <= (state.remainingTtlMs as number),
+          `validity ${lease.validUntil - checkedAt} ms > PTTL ${state.remainingTtlMs} ms`,
+        );
+        assert.ok(lease.remainingMs > 4_000, `only ${lease.remainingMs} ms of validity left`);
+        await lease.release();
+      }
+    });
+
+    test('waiting does not poll: 10 queued waiters send no commands while the lock is held', async () => {
+      const name = freshName();
+      const mutex = new FairMutex(redis.client, name);
+      const holder = await mutex.acquire();
+      const waiters: Promise<unknown>[] = [];
+      for (let i = 0; i < 10; i += 1) {
+        const client = await kind.create(server.url);
+        extraClients.push(client);
+        waiters.push(new FairMutex(client.client, name).acquire({ timeoutMs: 30_000 }));
+      }
+      await until(async () => (await mutex.inspect()).queueLength === 10, 'all 10 waiters are queued');
+      await sleep(200);
+      await server.command('CONFIG', 'RESETSTAT');
+      await sleep(2_000);
+      const calls = await commandCalls(server);
+      assert.ok(calls <= 5, `${calls} commands in 2 s of waiting`);
+      await holder.release();
+      for (const waiter of waiters) {
+        const lease = (await waiter) as { release(): Promise<boolean> };
+        await lease.release();
+      }
+    });
+
+    test('the scripts are the ones Redis loads, and the hand-off message names the waiter', async () => {
+      for (const script of [scripts.fairAcquire, scripts.fairRelease, scripts.fairInspect]) {
+        assert.equal(await redis.command('SCRIPT', 'LOAD', script.source), script.sha1);
+      }
+      const name = freshName();
+      const mutex = new FairMutex(redis.client, name);
+      const keys = [mutex.keys.lock, mutex.keys.fence, mutex.keys.queue, mutex.keys.waiters];
+      const evalsha = (sha: string, args: string[]) =>
+        redis.command('EVALSHA', sha, String(keys.length), ...keys, ...args) as Promise<unknown>;
+      const a = await evalsha(scripts.fairAcquire.sha1, ['token-a', '10000', '5000', 'chan-a']);
+      assert.equal((a as number[])[0], 1);
+      const b = await evalsha(scripts.fairAcquire.sha1, ['token-b', '7000', '5000', 'chan-b']);
+      assert.equal((b as number[])[0], 0);
+      assert.equal(await evalsha(scripts.fairRelease.sha1, ['token-a']), 1);
+      assert.equal(await redis.command('GET', mutex.keys.lock), 'token-b');
+      const pttl = (await redis.command('PTTL', mutex.keys.lock)) as number;
+      assert.ok(pttl > 6_000 && pttl <= 7_000, `the hand-off used the waiter's TTL (PTTL ${pttl})`);
+      assert.equal(await evalsha(scripts.fairRelease.sha1, ['token-b']), 1);
+      assert.equal(await redis.command('EXISTS', mutex.keys.lock), 0);
+    });
+  });
+}
