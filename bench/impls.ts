@@ -1,0 +1,207 @@
+/**
+ * The locks the benchmark compares, behind one small interface: `acquire()` resolves with a release
+ * function or rejects (a timeout, retries exhausted); tries are counted either by the lock itself or
+ * from the commands it sends (`isTry`).
+ */
+import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
+import type { Redis } from 'ioredis';
+import type { createClient } from 'redis';
+import { Mutex as RedisSemaphoreMutex } from 'redis-semaphore';
+import NodeRedlock from 'redlock';
+import { createLock, IoredisAdapter } from 'redlock-universal';
+import { FairMutex, Mutex } from '../src/index.js';
+import { scripts } from '../src/protocol/scripts.js';
+import { luaLock, originalLock } from './book-locks.js';
+
+export type Release = () => Promise<unknown>;
+
+export interface LockUnderTest {
+  acquire(): Promise<Release>;
+  /** Tries so far, when the lock counts them itself. */
+  readonly tries?: () => number;
+}
+
+export interface Clients {
+  readonly ioredis: Redis;
+  readonly nodeRedis: ReturnType<typeof createClient>;
+}
+
+export interface ImplSpec {
+  readonly id: string;
+  readonly label: string;
+  readonly family: 'locksmith' | 'book' | 'peer';
+  /** Set for the configurations tuned to retry every 1 ms. */
+  readonly tuned?: boolean;
+  create(clients: Clients, key: string): LockUnderTest;
+  /** Whether a command sent is one try at the lock (when the lock does not count tries itself). */
+  isTry?(name: string, firstArg: string | undefined): boolean;
+}
+
+const TTL_MS = 10_000;
+
+function locksmithTry(name: string, firstArg: string | undefined): boolean {
+  if (name === 'evalsha')
+    return firstArg === scripts.mutexAcquire.sha1 || firstArg === scripts.fairAcquire.sha1;
+  if (name === 'eval')
+    return firstArg === scripts.mutexAcquire.source || firstArg === scripts.fairAcquire.source;
+  return false;
+}
+
+function locksmith(
+  id: string,
+  label: string,
+  Kind: typeof Mutex | typeof FairMutex,
+  client: keyof Clients,
+): ImplSpec {
+  return {
+    id,
+    label,
+    family: 'locksmith',
+    create(clients, key) {
+      const lock = new Kind(clients[client], key, { ttlMs: TTL_MS });
+      return {
+        async acquire() {
+          const lease = await lock.acquire();
+          return () => lease.release();
+        },
+      };
+    },
+    isTry: locksmithTry,
+  };
+}
+
+function book(id: string, label: string, make: typeof originalLock): ImplSpec {
+  return {
+    id,
+    label,
+    family: 'book',
+    create(clients, key) {
+      const lock = make(clients.ioredis, key, 10, TTL_MS / 1000);
+      return {
+        async acquire() {
+          const identifier = await lock.acquire();
+          if (identifier === false) throw new Error('acquire_lock_with_timeout returned False');
+          return () => lock.release(identifier);
+        },
+        tries: () => lock.tries,
+      };
+    },
+  };
+}
+
+type RedlockLike = {
+  acquire(
+    resources: string[],
+    duration: number,
+  ): Promise<{ attempts: unknown[]; release(): Promise<unknown> }>;
+};
+
+function redlockImpl(
+  id: string,
+  label: string,
+  make: (client: Redis) => RedlockLike,
+  tuned: boolean,
+): ImplSpec {
+  return {
+    id,
+    label,
+    family: 'peer',
+    tuned,
+    create(clients, key) {
+      const redlock = make(clients.ioredis);
+      let tries = 0;
+      return {
+        async acquire() {
+          try {
+            const lock = await redlock.acquire([key], TTL_MS);
+            tries += lock.attempts.length;
+            return () => lock.release();
+          } catch (error) {
+            tries += (error as { attempts?: unknown[] }).attempts?.length ?? 0;
+            throw error;
+          }
+        },
+        tries: () => tries,
+      };
+    },
+  };
+}
+
+const oneMs = { retryCount: 100_000, retryDelay: 1, retryJitter: 0 };
+
+export const impls: readonly ImplSpec[] = [
+  locksmith('locksmith-mutex-ioredis', 'Locksmith Mutex (ioredis)', Mutex, 'ioredis'),
+  locksmith('locksmith-mutex-node-redis', 'Locksmith Mutex (node-redis)', Mutex, 'nodeRedis'),
+  locksmith('locksmith-fair-ioredis', 'Locksmith FairMutex (ioredis)', FairMutex, 'ioredis'),
+  locksmith('locksmith-fair-node-redis', 'Locksmith FairMutex (node-redis)', FairMutex, 'nodeRedis'),
+  book('book-original', 'Book: original lock (SETNX+EXPIRE, WATCH/MULTI)', originalLock),
+  book('book-lua', 'Book: Lua lock', luaLock),
+  redlockImpl(
+    'redlock',
+    'redlock 5.0.0-beta.2 (defaults)',
+    (c) => new NodeRedlock([c]) as RedlockLike,
+    false,
+  ),
+  redlockImpl(
+    'redlock-1ms',
+    'redlock 5.0.0-beta.2 (1 ms retry)',
+    (c) => new NodeRedlock([c], oneMs) as RedlockLike,
+    true,
+  ),
+  redlockImpl(
+    'sesame',
+    '@sesamecare-oss/redlock (defaults)',
+    (c) => new SesameRedlock([c]) as unknown as RedlockLike,
+    false,
+  ),
+  redlockImpl(
+    'sesame-1ms',
+    '@sesamecare-oss/redlock (1 ms retry)',
+    (c) => new SesameRedlock([c], oneMs) as unknown as RedlockLike,
+    true,
+  ),
+  ...[false, true].map(
+    (tuned): ImplSpec => ({
+      id: tuned ? 'redis-semaphore-1ms' : 'redis-semaphore',
+      label: `redis-semaphore Mutex (${tuned ? '1 ms retry' : 'defaults'})`,
+      family: 'peer',
+      tuned,
+      create(clients, key) {
+        const options = { lockTimeout: TTL_MS, ...(tuned ? { retryInterval: 1 } : {}) };
+        return {
+          async acquire() {
+            const mutex = new RedisSemaphoreMutex(clients.ioredis, key, options);
+            await mutex.acquire();
+            return () => mutex.release();
+          },
+        };
+      },
+      // redis-semaphore's mutex tries with SET key id PX ttl NX.
+      isTry: (name) => name === 'set',
+    }),
+  ),
+  ...[false, true].map(
+    (tuned): ImplSpec => ({
+      id: tuned ? 'redlock-universal-1ms' : 'redlock-universal',
+      label: `redlock-universal (${tuned ? '1 ms retry' : 'defaults'})`,
+      family: 'peer',
+      tuned,
+      create(clients, key) {
+        const lock = createLock({
+          adapter: new IoredisAdapter(clients.ioredis),
+          key,
+          ttl: TTL_MS,
+          ...(tuned ? { retryDelay: 1, retryAttempts: 10_000 } : {}),
+        });
+        return {
+          async acquire() {
+            const handle = await lock.acquire();
+            return () => lock.release(handle);
+          },
+        };
+      },
+      // redlock-universal tries with SET key value PX ttl NX.
+      isTry: (name) => name === 'set',
+    }),
+  ),
+];

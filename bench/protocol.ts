@@ -1,0 +1,23 @@
+/** Messages between the benchmark's parent and its worker processes. */
+export type ToWorker =
+  | { type: 'prepare'; implId: string; key: string; csMs: number }
+  | { type: 'go'; startAt: number; endAt: number }
+  | { type: 'multikey'; implId: string; keys: number; prefix: string; durationMs: number }
+  | { type: 'exit' };
+
+export interface CellResult {
+  /** Per acquisition in the window: called, entered, left (µs, CLOCK_MONOTONIC), flattened. */
+  stamps: number[];
+  tries: number;
+  roundTrips: number;
+  errors: number;
+  errorSamples: string[];
+  /** CPU time this client process used during the window (user + system), µs. */
+  cpuUs: number;
+}
+
+export type ToParent =
+  | { type: 'ready' }
+  | { type: 'result'; result: CellResult }
+  | { type: 'multikey-result'; cycles: number; errors: number; elapsedMs: number; roundTrips: number }
+  | { type: 'failed'; message: string };

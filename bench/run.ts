@@ -1,0 +1,522 @@
+/**
+ * `npm run bench` (full run) and `npm run bench -- --quick` (smoke run, well under a minute).
+ *
+ * Starts its own redis-server through the test fixture (or uses REDIS_URL), forks one worker process
+ * per client, and runs every lock configuration at 1, 2, 5 and 10 clients with an empty and a 1 ms
+ * critical section. Between cells it resets INFO commandstats (CONFIG RESETSTAT). Then it measures
+ * the uncontended cost (one process cycling 1,000 independent keys) and the server's own EVALSHA
+ * ceiling with redis-benchmark, prints the book-style table and the full table, and writes JSON to
+ * bench/results/.
+ *
+ * Options: --quick, --duration-ms=N, --clients=1,2,5,10, --cs-ms=0,1, --only=REGEX (implementation ids).
+ */
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, release, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { scripts } from '../src/protocol/scripts.js';
+import { type RedisServer, startRedis } from '../test/fixtures/redis-server.js';
+import { type ImplSpec, impls } from './impls.js';
+import type { CellResult, ToParent, ToWorker } from './protocol.js';
+import { type Acquisition, jainIndex, orderStats, percentile } from './stats.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+interface Config {
+  quick: boolean;
+  durationMs: number;
+  clientCounts: number[];
+  csMs: number[];
+  only: RegExp | undefined;
+  multiKeyDurationMs: number;
+  benchmarkRequests: number;
+}
+
+function parseArgs(argv: string[]): Config {
+  const value = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  const list = (name: string) => value(name)?.split(',').map(Number);
+  const quick = argv.includes('--quick');
+  return {
+    quick,
+    durationMs: Number(value('duration-ms') ?? (quick ? 1_000 : 5_000)),
+    clientCounts: list('clients') ?? (quick ? [1, 10] : [1, 2, 5, 10]),
+    csMs: list('cs-ms') ?? (quick ? [0] : [0, 1]),
+    only: value('only') ? new RegExp(value('only') as string) : undefined,
+    multiKeyDurationMs: quick ? 500 : 3_000,
+    benchmarkRequests: quick ? 20_000 : 200_000,
+  };
+}
+
+class Worker {
+  private readonly queue: ToParent[] = [];
+  private waiting: ((message: ToParent) => void) | undefined;
+  constructor(readonly child: ChildProcess) {
+    child.on('message', (message: ToParent) => {
+      if (this.waiting) {
+        const w = this.waiting;
+        this.waiting = undefined;
+        w(message);
+      } else this.queue.push(message);
+    });
+  }
+  send(message: ToWorker): void {
+    this.child.send(message);
+  }
+  async next<T extends ToParent['type']>(type: T): Promise<Extract<ToParent, { type: T }>> {
+    const message = this.queue.shift() ?? (await new Promise<ToParent>((r) => (this.waiting = r)));
+    if (message.type === 'failed') throw new Error(`worker failed: ${message.message}`);
+    if (message.type !== type) throw new Error(`expected ${type} from worker, got ${message.type}`);
+    return message as Extract<ToParent, { type: T }>;
+  }
+}
+
+function spawnWorker(url: string): Worker {
+  const child = fork(join(here, 'worker.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, BENCH_REDIS_URL: url },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Worker(child);
+}
+
+/** Redis' own CPU time so far (user + system), µs. */
+async function redisCpuUs(admin: Redis): Promise<number> {
+  const info = await admin.info('cpu');
+  const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+  return (field('used_cpu_sys') + field('used_cpu_user')) * 1e6;
+}
+
+/** Busy and total jiffies of the whole machine (every process, ours and anyone else's). */
+function machineJiffies(): { busy: number; total: number } {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const values = line.trim().split(/\s+/).slice(1).map(Number);
+    const total = values.reduce((a, b) => a + b, 0);
+    const idle = (values[3] ?? 0) + (values[4] ?? 0);
+    return { busy: total - idle, total };
+  } catch {
+    return { busy: Number.NaN, total: Number.NaN };
+  }
+}
+
+async function commandCalls(admin: Redis): Promise<number> {
+  const info = await admin.info('commandstats');
+  let total = 0;
+  for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) {
+    if (/^(info|config)\b/.test(match[1] as string)) continue;
+    total += Number(match[2]);
+  }
+  return total;
+}
+
+export interface Cell {
+  impl: string;
+  label: string;
+  family: ImplSpec['family'];
+  tuned: boolean;
+  clients: number;
+  csMs: number;
+  durationS: number;
+  acquisitions: number;
+  acquisitionsPerS: number;
+  triesPerS: number;
+  roundTripsPerAcquisition: number;
+  redisCommandsPerAcquisition: number;
+  waitMs: { p50: number; p99: number; p999: number; max: number };
+  sameHolderShare: number;
+  overtakenShare: number;
+  perClient: { min: number; max: number };
+  jain: number;
+  errors: number;
+  errorSamples: string[];
+  violations: number;
+  /** CPU time per acquisition: all client processes together, and the Redis server, µs. */
+  cpuUsPerAcquisition: { clients: number; redis: number };
+  /** Cores the whole machine kept busy during the cell (ours and other processes'), of `cores`. */
+  machineBusyCores: number;
+}
+
+async function runCell(
+  workers: Worker[],
+  admin: Redis,
+  spec: ImplSpec,
+  clients: number,
+  csMs: number,
+  durationMs: number,
+  cellNo: number,
+): Promise<Cell> {
+  const used = workers.slice(0, clients);
+  const key = `bench:${cellNo}:${spec.id}`;
+  for (const w of used) w.send({ type: 'prepare', implId: spec.id, key, csMs });
+  for (const w of used) await w.next('ready');
+  await admin.config('RESETSTAT');
+  const redisCpuBefore = await redisCpuUs(admin);
+  const jiffiesBefore = machineJiffies();
+  const startAt = Date.now() + 100;
+  const endAt = startAt + durationMs;
+  for (const w of used) w.send({ type: 'go', startAt, endAt });
+  const results: CellResult[] = [];
+  for (const w of used) results.push((await w.next('result')).result);
+  const commands = await commandCalls(admin);
+  const redisCpu = (await redisCpuUs(admin)) - redisCpuBefore;
+  const jiffiesAfter = machineJiffies();
+  const busyShare = (jiffiesAfter.busy - jiffiesBefore.busy) / (jiffiesAfter.total - jiffiesBefore.total);
+
+  const acquisitions: Acquisition[] = [];
+  results.forEach((r, client) => {
+    for (let i = 0; i < r.stamps.length; i += 3) {
+      acquisitions.push({
+        client,
+        calledAt: r.stamps[i] as number,
+        enteredAt: r.stamps[i + 1] as number,
+        leftAt: r.stamps[i + 2] as number,
+      });
+    }
+  });
+  const n = acquisitions.length;
+  const durationS = durationMs / 1000;
+  const waits = acquisitions.map((a) => (a.enteredAt - a.calledAt) / 1000).sort((a, b) => a - b);
+  const counts = results.map((r) => r.stamps.length / 3);
+  const order = orderStats(acquisitions);
+  const sum = (f: (r: CellResult) => number) => results.reduce((a, r) => a + f(r), 0);
+  return {
+    impl: spec.id,
+    label: spec.label,
+    family: spec.family,
+    tuned: spec.tuned ?? false,
+    clients,
+    csMs,
+    durationS,
+    acquisitions: n,
+    acquisitionsPerS: n / durationS,
+    triesPerS: sum((r) => r.tries) / durationS,
+    roundTripsPerAcquisition: sum((r) => r.roundTrips) / n,
+    redisCommandsPerAcquisition: commands / n,
+    waitMs: {
+      p50: percentile(waits, 50),
+      p99: percentile(waits, 99),
+      p999: percentile(waits, 99.9),
+      max: waits.at(-1) ?? Number.NaN,
+    },
+    sameHolderShare: order.sameHolderShare,
+    overtakenShare: order.overtakenShare,
+    perClient: { min: Math.min(...counts), max: Math.max(...counts) },
+    jain: jainIndex(counts),
+    errors: sum((r) => r.errors),
+    errorSamples: results.flatMap((r) => r.errorSamples).slice(0, 3),
+    violations: order.violations,
+    cpuUsPerAcquisition: { clients: sum((r) => r.cpuUs) / n, redis: redisCpu / n },
+    machineBusyCores: busyShare * cpus().length,
+  };
+}
+
+function redisBenchmark(server: { host: string; port: number }, requests: number): number | undefined {
+  try {
+    const output = execFileSync(
+      'redis-benchmark',
+      [
+        '-h',
+        server.host,
+        '-p',
+        String(server.port),
+        '-c',
+        '50',
+        '-n',
+        String(requests),
+        '-r',
+        '100000',
+        '-q',
+        'EVALSHA',
+        scripts.mutexAcquire.sha1,
+        '2',
+        'bench:rb:__rand_int__',
+        'bench:rb:fence',
+        'redis-benchmark',
+        '1000',
+      ],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    const match = /([\d.]+) requests per second/.exec(output.split('\r').at(-1) ?? output);
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const fmt = (value: number, digits = 0) =>
+  Number.isFinite(value)
+    ? value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : '–';
+const pct = (value: number) => (Number.isFinite(value) ? `${(value * 100).toFixed(1)}%` : '–');
+
+function table(header: string[], rows: string[][], rightFrom = 1): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i >= rightFrom ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (i >= rightFrom ? `${'-'.repeat(w + 1)}:` : `:${'-'.repeat(w + 1)}`)).join('|')}|`;
+  return [line(header), rule, ...rows.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const config = parseArgs(process.argv.slice(2));
+  const startedAt = Date.now();
+  let server: RedisServer | undefined;
+  let url = process.env.REDIS_URL;
+  if (!url) {
+    server = await startRedis();
+    url = server.url;
+  }
+  const parsed = new URL(url);
+  const target = { host: parsed.hostname || '127.0.0.1', port: Number(parsed.port || 6379) };
+  const admin = new Redis(url);
+  const selected = impls.filter((s) => !config.only || config.only.test(s.id));
+  const maxClients = Math.max(...config.clientCounts);
+  const workers = Array.from({ length: maxClients }, () => spawnWorker(url as string));
+  try {
+    for (const w of workers) await w.next('ready');
+    const serverInfo = await admin.info('server');
+    const machine = {
+      cpu: cpus()[0]?.model ?? 'unknown',
+      cores: cpus().length,
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+      os: `${process.platform} ${release()}`,
+      node: process.version,
+      redis: /redis_version:(\S+)/.exec(serverInfo)?.[1] ?? 'unknown',
+      redisUrl: process.env.REDIS_URL ? 'REDIS_URL' : 'embedded redis-server (loopback)',
+    };
+    console.log(
+      `Locksmith benchmark${config.quick ? ' (quick)' : ''}: ${machine.cores} × ${machine.cpu}, ${machine.os}, Node ${machine.node}, Redis ${machine.redis}; ` +
+        `${config.durationMs / 1000} s per cell, each client its own process, TTL 10 s.`,
+    );
+
+    const cells: Cell[] = [];
+    let cellNo = 0;
+    for (const spec of selected) {
+      for (const csMs of config.csMs) {
+        for (const clients of config.clientCounts) {
+          cellNo += 1;
+          const cell = await runCell(workers, admin, spec, clients, csMs, config.durationMs, cellNo);
+          cells.push(cell);
+          console.log(
+            `  ${spec.id.padEnd(28)} ${String(clients).padStart(2)} clients, cs ${csMs} ms: ${fmt(cell.acquisitionsPerS)} acq/s, ` +
+              `${fmt(cell.roundTripsPerAcquisition, 2)} rt/acq, p99 ${fmt(cell.waitMs.p99, 2)} ms, errors ${cell.errors}, violations ${cell.violations}`,
+          );
+        }
+      }
+    }
+
+    // Uncontended: one process, 1,000 independent keys, each with its own acquire/release loop.
+    const multiKey: {
+      impl: string;
+      label: string;
+      cyclesPerS: number;
+      roundTripsPerCycle: number;
+      errors: number;
+    }[] = [];
+    const multiKeyImpls = selected.filter((s) => !s.tuned && (!config.quick || s.family === 'locksmith'));
+    for (const spec of multiKeyImpls) {
+      const w = workers[0] as Worker;
+      w.send({
+        type: 'multikey',
+        implId: spec.id,
+        keys: 1_000,
+        prefix: `bench:mk:${spec.id}`,
+        durationMs: config.multiKeyDurationMs,
+      });
+      const r = await w.next('multikey-result');
+      multiKey.push({
+        impl: spec.id,
+        label: spec.label,
+        cyclesPerS: r.cycles / (r.elapsedMs / 1000),
+        roundTripsPerCycle: r.roundTrips / r.cycles,
+        errors: r.errors,
+      });
+    }
+    await admin.script('LOAD', scripts.mutexAcquire.source);
+    const evalshaCeiling = redisBenchmark(target, config.benchmarkRequests);
+
+    printReport(cells, multiKey, evalshaCeiling, config);
+    const file = join(
+      here,
+      'results',
+      `bench-${new Date(startedAt).toISOString().replace(/[:.]/g, '-')}${config.quick ? '-quick' : ''}.json`,
+    );
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(
+      file,
+      `${JSON.stringify({ startedAt: new Date(startedAt).toISOString(), config: { ...config, only: config.only?.source }, machine, cells, multiKey, evalshaCeiling }, null, 2)}\n`,
+    );
+    console.log(`\nJSON: ${file}\nTotal time ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+  } finally {
+    for (const w of workers) {
+      if (w.child.connected) w.send({ type: 'exit' });
+    }
+    admin.disconnect();
+    await server?.stop();
+  }
+}
+
+function printReport(
+  cells: Cell[],
+  multiKey: { impl: string; label: string; cyclesPerS: number; roundTripsPerCycle: number; errors: number }[],
+  evalshaCeiling: number | undefined,
+  config: Config,
+): void {
+  const per10s = (perS: number) => fmt(perS * 10);
+  console.log(
+    '\nBook-style table (Table 11.2): tries and acquisitions per 10 seconds, empty critical section',
+  );
+  console.log(
+    table(
+      ['Benchmark configuration', 'Tries in 10 s', 'Acquires in 10 s'],
+      cells
+        .filter((c) => c.csMs === 0)
+        .map((c) => [
+          `${c.label}, ${c.clients} client${c.clients > 1 ? 's' : ''}`,
+          per10s(c.triesPerS),
+          per10s(c.acquisitionsPerS),
+        ]),
+    ),
+  );
+  console.log(
+    '\nFull table (wait = time in acquire(), ms; prev = share to the previous holder; overtaken = granted after a later caller)',
+  );
+  console.log(
+    table(
+      [
+        'implementation',
+        'n',
+        'cs ms',
+        'acq/s',
+        'tries/s',
+        'rt/acq',
+        'cmds/acq',
+        'p50',
+        'p99',
+        'p99.9',
+        'max',
+        'prev',
+        'overtaken',
+        'min..max/client',
+        'Jain',
+        'errors',
+        'viol.',
+        'cpu µs/acq cl+redis',
+        'busy cores',
+      ],
+      cells.map((c) => [
+        c.impl,
+        String(c.clients),
+        String(c.csMs),
+        fmt(c.acquisitionsPerS),
+        fmt(c.triesPerS),
+        fmt(c.roundTripsPerAcquisition, 2),
+        fmt(c.redisCommandsPerAcquisition, 1),
+        fmt(c.waitMs.p50, 2),
+        fmt(c.waitMs.p99, 2),
+        fmt(c.waitMs.p999, 2),
+        fmt(c.waitMs.max, 1),
+        pct(c.sameHolderShare),
+        pct(c.overtakenShare),
+        `${c.perClient.min}..${c.perClient.max}`,
+        fmt(c.jain, 3),
+        String(c.errors),
+        String(c.violations),
+        `${fmt(c.cpuUsPerAcquisition.clients)}+${fmt(c.cpuUsPerAcquisition.redis)}`,
+        fmt(c.machineBusyCores, 2),
+      ]),
+    ),
+  );
+  console.log('\nUncontended: one process, 1,000 independent keys (acquire + release cycles per second)');
+  console.log(
+    table(
+      ['implementation', 'cycles/s', 'rt/cycle', 'errors'],
+      multiKey.map((m) => [m.label, fmt(m.cyclesPerS), fmt(m.roundTripsPerCycle, 2), String(m.errors)]),
+    ),
+  );
+  console.log(
+    `redis-benchmark EVALSHA (mutex-acquire, 50 connections, no pipelining): ${evalshaCeiling ? `${fmt(evalshaCeiling)} calls/s` : 'not available'}`,
+  );
+  const errorCells = cells.filter((c) => c.errors > 0 && c.errorSamples.length > 0);
+  if (errorCells.length > 0) {
+    console.log('\nError samples:');
+    for (const c of errorCells) console.log(`  ${c.impl} ×${c.clients}: ${c.errorSamples[0]}`);
+  }
+  printTargets(cells, multiKey, config);
+}
+
+function printTargets(cells: Cell[], multiKey: { impl: string; cyclesPerS: number }[], config: Config): void {
+  const at = (impl: string, clients: number, csMs = 0) =>
+    cells.find((c) => c.impl === impl && c.clients === clients && c.csMs === csMs);
+  const lines: string[] = [];
+  const check = (ok: boolean, text: string) => lines.push(`  ${ok ? 'met   ' : 'MISSED'} ${text}`);
+  const top = Math.max(...config.clientCounts);
+  const peers = cells.filter((c) => c.family === 'peer' && c.clients === top && c.csMs === 0);
+  const bestPeer = peers.reduce<Cell | undefined>(
+    (a, c) => (!a || c.acquisitionsPerS > a.acquisitionsPerS ? c : a),
+    undefined,
+  );
+  for (const client of ['ioredis', 'node-redis']) {
+    const fair = at(`locksmith-fair-${client}`, top);
+    if (fair) {
+      check(
+        fair.acquisitionsPerS >= 6_000,
+        `FairMutex (${client}) ${top} clients: ${fmt(fair.acquisitionsPerS)} acq/s (≥ 6,000)`,
+      );
+      check(
+        fair.sameHolderShare === 0,
+        `FairMutex (${client}): share to previous holder ${pct(fair.sameHolderShare)} (0)`,
+      );
+      check(fair.jain >= 0.99, `FairMutex (${client}): Jain ${fmt(fair.jain, 3)} (≥ 0.99)`);
+      check(
+        fair.waitMs.p99 <= 5 && fair.waitMs.max <= 25,
+        `FairMutex (${client}): p99 ${fmt(fair.waitMs.p99, 2)} ms (≤ 5), max ${fmt(fair.waitMs.max, 1)} ms (≤ 25)`,
+      );
+      const worst = Math.max(
+        ...cells.filter((c) => c.impl === fair.impl).map((c) => c.roundTripsPerAcquisition),
+      );
+      check(
+        worst <= 2.2,
+        `FairMutex (${client}): worst ${fmt(worst, 2)} round trips per acquisition at any client count (≤ 2.2)`,
+      );
+    }
+    const mutex = at(`locksmith-mutex-${client}`, top);
+    if (mutex && bestPeer) {
+      check(
+        mutex.acquisitionsPerS >= bestPeer.acquisitionsPerS,
+        `Mutex (${client}) ${top} clients: ${fmt(mutex.acquisitionsPerS)} acq/s vs best peer ${bestPeer.impl} ${fmt(bestPeer.acquisitionsPerS)}`,
+      );
+      check(
+        mutex.roundTripsPerAcquisition <= 2.5,
+        `Mutex (${client}): ${fmt(mutex.roundTripsPerAcquisition, 2)} round trips per acquisition (≤ 2.5)`,
+      );
+    }
+  }
+  const single = cells.filter((c) => c.clients === 1 && c.csMs === 0);
+  const fastestPeer = single
+    .filter((c) => c.family === 'peer')
+    .reduce<Cell | undefined>((a, c) => (!a || c.acquisitionsPerS > a.acquisitionsPerS ? c : a), undefined);
+  for (const c of single.filter((s) => s.family === 'locksmith')) {
+    if (fastestPeer)
+      check(
+        c.acquisitionsPerS >= 0.9 * fastestPeer.acquisitionsPerS,
+        `${c.impl}, 1 client: ${fmt(c.acquisitionsPerS)} cycles/s vs fastest peer ${fastestPeer.impl} ${fmt(fastestPeer.acquisitionsPerS)} (within 10%)`,
+      );
+  }
+  for (const m of multiKey.filter((m) => m.impl.startsWith('locksmith')))
+    check(m.cyclesPerS >= 30_000, `${m.impl}: ${fmt(m.cyclesPerS)} cycles/s over 1,000 keys (≥ 30,000)`);
+  const ours = cells.filter((c) => c.family === 'locksmith');
+  check(
+    ours.every((c) => c.violations === 0 && c.errors === 0),
+    `Locksmith: ${ours.reduce((a, c) => a + c.violations, 0)} mutual-exclusion violations, ${ours.reduce((a, c) => a + c.errors, 0)} errors in ${ours.length} cells (0)`,
+  );
+  const allViolations = cells.reduce((a, c) => a + c.violations, 0);
+  lines.push(`  (all implementations: ${allViolations} mutual-exclusion violations)`);
+  console.log(`\nTargets (${top} clients, empty critical section, this run):`);
+  console.log(lines.join('\n'));
+}
+
+await main();
+process.exit(0);

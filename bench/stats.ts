@@ -1,0 +1,53 @@
+/** Pure summaries of one benchmark cell (unit-free helpers, no I/O). */
+
+export interface Acquisition {
+  readonly client: number;
+  readonly calledAt: number;
+  readonly enteredAt: number;
+  readonly leftAt: number;
+}
+
+/** Nearest-rank percentile of sorted values (0 < p ≤ 100). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] as number;
+}
+
+/** Jain's fairness index: 1 when every client got the same share, 1/n when one got everything. */
+export function jainIndex(counts: readonly number[]): number {
+  const sum = counts.reduce((a, b) => a + b, 0);
+  const squares = counts.reduce((a, b) => a + b * b, 0);
+  return squares === 0 ? Number.NaN : (sum * sum) / (counts.length * squares);
+}
+
+export interface OrderStats {
+  /** Critical sections that began before an earlier one ended. */
+  readonly violations: number;
+  /** Share of acquisitions that went to the client that held the lock just before. */
+  readonly sameHolderShare: number;
+  /** Share of acquisitions granted after a later caller had already been granted. */
+  readonly overtakenShare: number;
+}
+
+export function orderStats(acquisitions: readonly Acquisition[]): OrderStats {
+  const byEntry = [...acquisitions].sort((a, b) => a.enteredAt - b.enteredAt);
+  let violations = 0;
+  let same = 0;
+  let overtaken = 0;
+  let lastExit = Number.NEGATIVE_INFINITY;
+  let latestCall = Number.NEGATIVE_INFINITY;
+  byEntry.forEach((a, i) => {
+    if (a.enteredAt < lastExit) violations += 1;
+    lastExit = Math.max(lastExit, a.leftAt);
+    if (i > 0 && byEntry[i - 1]?.client === a.client) same += 1;
+    if (latestCall > a.calledAt) overtaken += 1;
+    latestCall = Math.max(latestCall, a.calledAt);
+  });
+  const n = byEntry.length;
+  return {
+    violations,
+    sameHolderShare: n > 1 ? same / (n - 1) : Number.NaN,
+    overtakenShare: n > 0 ? overtaken / n : Number.NaN,
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * One benchmark client: its own process, its own connections. The parent sends a cell to run; the
+ * worker builds the lock, says it is ready, waits for the common start instant, then acquires and
+ * releases in a loop until the end instant and reports what it saw.
+ *
+ * Critical sections are stamped with `process.hrtime` (CLOCK_MONOTONIC, one clock for every process
+ * on the machine), so the parent can check that no two of them overlapped: a correct lock grants the
+ * next holder only after the previous holder sent its release, so overlapping stamps are a
+ * mutual-exclusion violation, never clock noise.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { type ImplSpec, impls, type LockUnderTest, type Release } from './impls.js';
+import type { CellResult, ToParent, ToWorker } from './protocol.js';
+import { counter, countIoRedis, countNodeRedis } from './roundtrips.js';
+
+const url = process.env.BENCH_REDIS_URL;
+if (!url) throw new Error('BENCH_REDIS_URL is not set');
+
+const ioredis = new Redis(url, { maxRetriesPerRequest: null });
+ioredis.on('error', () => {});
+const nodeRedis = createClient({ url });
+nodeRedis.on('error', () => {});
+await nodeRedis.connect();
+countIoRedis(ioredis);
+countNodeRedis(nodeRedis);
+const clients = { ioredis, nodeRedis };
+
+const send = (message: ToParent) => process.send?.(message);
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+
+let prepared: { spec: ImplSpec; lock: LockUnderTest; csMs: number } | undefined;
+
+function specFor(id: string): ImplSpec {
+  const spec = impls.find((s) => s.id === id);
+  if (!spec) throw new Error(`unknown implementation ${id}`);
+  return spec;
+}
+
+function startCounting(spec: ImplSpec): { tries: () => number } {
+  counter.roundTrips = 0;
+  let tries = 0;
+  const isTry = spec.isTry;
+  counter.onCommand = isTry
+    ? (name, arg) => {
+        if (isTry(name, arg)) tries += 1;
+      }
+    : undefined;
+  return { tries: () => tries };
+}
+
+async function runContended(startAt: number, endAt: number): Promise<CellResult> {
+  if (!prepared) throw new Error('no cell prepared');
+  const { spec, lock, csMs } = prepared;
+  await sleep(Math.max(0, startAt - Date.now()));
+  const counted = startCounting(spec);
+  const cpuAtStart = process.cpuUsage();
+  const triesBefore = lock.tries?.() ?? 0;
+  const stamps: number[] = [];
+  let errors = 0;
+  const errorSamples: string[] = [];
+  while (Date.now() < endAt) {
+    const calledAt = nowUs();
+    let release: Release;
+    try {
+      release = await lock.acquire();
+    } catch (error) {
+      errors += 1;
+      if (errorSamples.length < 3) errorSamples.push(String((error as Error)?.message ?? error));
+      continue;
+    }
+    const enteredAt = nowUs();
+    const inWindow = Date.now() < endAt;
+    if (csMs > 0) await sleep(csMs);
+    const leftAt = nowUs();
+    try {
+      await release();
+    } catch (error) {
+      errors += 1;
+      if (errorSamples.length < 3)
+        errorSamples.push(`release: ${String((error as Error)?.message ?? error)}`);
+    }
+    if (inWindow) stamps.push(calledAt, enteredAt, leftAt);
+  }
+  counter.onCommand = undefined;
+  const cpu = process.cpuUsage(cpuAtStart);
+  return {
+    stamps,
+    cpuUs: cpu.user + cpu.system,
+    tries: lock.tries ? lock.tries() - triesBefore : counted.tries(),
+    roundTrips: counter.roundTrips,
+    errors,
+    errorSamples,
+  };
+}
+
+/** One process, `keys` independent locks, each cycled by its own loop: the uncontended ceiling. */
+async function runMultiKey(implId: string, keys: number, prefix: string, durationMs: number) {
+  const spec = specFor(implId);
+  const locks = Array.from({ length: keys }, (_, i) => spec.create(clients, `${prefix}:${i}`));
+  counter.roundTrips = 0;
+  let cycles = 0;
+  let errors = 0;
+  const endAt = Date.now() + durationMs;
+  const startedAt = performance.now();
+  await Promise.all(
+    locks.map(async (lock) => {
+      while (Date.now() < endAt) {
+        try {
+          const release = await lock.acquire();
+          await release();
+          cycles += 1;
+        } catch {
+          errors += 1;
+        }
+      }
+    }),
+  );
+  const elapsedMs = performance.now() - startedAt;
+  return { cycles, errors, elapsedMs, roundTrips: counter.roundTrips };
+}
+
+process.on('message', (message: ToWorker) => {
+  void (async () => {
+    try {
+      switch (message.type) {
+        case 'prepare': {
+          const spec = specFor(message.implId);
+          prepared = { spec, lock: spec.create(clients, message.key), csMs: message.csMs };
+          send({ type: 'ready' });
+          break;
+        }
+        case 'go':
+          send({ type: 'result', result: await runContended(message.startAt, message.endAt) });
+          prepared = undefined;
+          break;
+        case 'multikey':
+          send({
+            type: 'multikey-result',
+            ...(await runMultiKey(message.implId, message.keys, message.prefix, message.durationMs)),
+          });
+          break;
+        case 'exit':
+          ioredis.disconnect();
+          nodeRedis.destroy();
+          process.exit(0);
+      }
+    } catch (error) {
+      send({ type: 'failed', message: String((error as Error)?.stack ?? error) });
+    }
+  })();
+});
+send({ type: 'ready' });
