@@ -1,0 +1,208 @@
+/**
+ * The checker on hand-written histories: it must flag what is unsafe and nothing that is expected
+ * under faults (a holder paused past its TTL is the lease's business, and fencing's, not an overlap).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { check, type KeyFindings } from './toolkit/checker.js';
+import type { HistoryEvent } from './toolkit/protocol.js';
+import type { ResourceStats } from './toolkit/resource.js';
+
+const noKeys: KeyFindings = { leftAtStop: [], renewedAfterEnd: [], withoutExpiry: [] };
+const cleanResource = (): ResourceStats => ({
+  reads: 0,
+  writes: 0,
+  fencedRejections: 0,
+  staleAccepted: 0,
+  lostUpdates: 0,
+});
+
+interface HoldSpec {
+  w: number;
+  fence: number;
+  enter: number;
+  exit: number;
+  validUntil: number;
+  lostAt?: number;
+  owner?: string;
+  lock?: string;
+}
+
+let seq = 0;
+function hold(spec: HoldSpec): HistoryEvent[] {
+  seq += 1;
+  const { w, fence, enter, exit, validUntil } = spec;
+  const lock = spec.lock ?? 'L';
+  return [
+    { ev: 'invoke', w, seq, lock, t: enter - 1 },
+    {
+      ev: 'ok',
+      w,
+      seq,
+      lock,
+      t: enter,
+      fence,
+      owner: spec.owner ?? `owner-${seq}`,
+      validUntil,
+      signalAborted: false,
+    },
+    { ev: 'enter', w, seq, t: enter },
+    {
+      ev: 'exit',
+      w,
+      seq,
+      t: exit,
+      validUntil,
+      lostAt: spec.lostAt,
+      lostReason: spec.lostAt === undefined ? undefined : 'expired',
+      skippedWrite: false,
+    },
+    { ev: 'release', w, seq, t: exit + 0.1, result: 'released' },
+  ];
+}
+
+describe('fault-suite checker', () => {
+  test('back-to-back holders with growing tokens: no violation', () => {
+    const report = check(
+      [
+        ...hold({ w: 0, fence: 1, enter: 0, exit: 10, validUntil: 500 }),
+        ...hold({ w: 1, fence: 2, enter: 10.5, exit: 20, validUntil: 510 }),
+      ],
+      cleanResource(),
+      noKeys,
+    );
+    assert.equal(report.acquisitions, 2);
+    assert.equal(report.totalViolations, 0);
+  });
+
+  test('two holders valid at once: overlap', () => {
+    const report = check(
+      [
+        ...hold({ w: 0, fence: 1, enter: 0, exit: 10, validUntil: 500 }),
+        ...hold({ w: 1, fence: 2, enter: 5, exit: 20, validUntil: 505 }),
+      ],
+      cleanResource(),
+      noKeys,
+    );
+    assert.equal(report.violations.overlap, 1);
+  });
+
+  test('a holder paused past its validity overlapping the next: not an overlap (fencing territory)', () => {
+    const report = check(
+      [
+        // Validity ended at 500; the process ran on (paused) until 1,200.
+        ...hold({ w: 0, fence: 1, enter: 0, exit: 1_200, validUntil: 500 }),
+        ...hold({ w: 1, fence: 2, enter: 510, exit: 520, validUntil: 1_010 }),
+      ],
+      cleanResource(),
+      noKeys,
+    );
+    assert.equal(report.totalViolations, 0);
+  });
+
+  test('a holder that learned of its loss early is judged from then on', () => {
+    const report = check(
+      [
+        ...hold({ w: 0, fence: 1, enter: 0, exit: 300, validUntil: 500, lostAt: 100 }),
+        ...hold({ w: 1, fence: 2, enter: 200, exit: 220, validUntil: 700 }),
+      ],
+      cleanResource(),
+      noKeys,
+    );
+    assert.equal(report.violations.overlap, 0);
+  });
+
+  test('duplicate and decreasing fencing tokens', () => {
+    const report = check(
+      [
+        ...hold({ w: 0, fence: 5, enter: 0, exit: 1, validUntil: 500 }),
+        ...hold({ w: 1, fence: 5, enter: 2, exit: 3, validUntil: 500 }),
+        ...hold({ w: 2, fence: 4, enter: 4, exit: 5, validUntil: 500 }),
+      ],
+      cleanResource(),
+      noKeys,
+    );
+    assert.equal(report.violations['duplicate-token'], 1);
+    assert.equal(report.violations['decreasing-token'], 1);
+  });
+
+  test('tokens are per lock name', () => {
+    const report = check(
+      [
+        ...hold({ w: 0, fence: 1, enter: 0, exit: 1, validUntil: 500, lock: 'A' }),
+        ...hold({ w: 1, fence: 1, enter: 0.5, exit: 3, validUntil: 500, lock: 'B' }),
+      ],
+      cleanResource(),
+      noKeys,
+    );
+    assert.equal(report.totalViolations, 0);
+  });
+
+  test('a lease believing in more time than the server gives it', () => {
+    const probe = (holder: 'self' | 'other' | 'none', pttl: number, validUntil: number): HistoryEvent => ({
+      ev: 'probe',
+      w: 0,
+      seq: 99,
+      q0: 100,
+      q1: 101,
+      validUntil,
+      holder,
+      pttl,
+    });
+    const report = check(
+      [
+        probe('self', 300, 350), // fine: server keeps it until ≥ 401
+        probe('self', 300, 450), // lease past the server's expiry
+        probe('none', -2, 150), // key gone, lease still valid
+        probe('self', -1, 150), // no TTL at all
+      ],
+      cleanResource(),
+      noKeys,
+    );
+    assert.equal(report.violations['lease-outlived-expiry'], 2);
+    assert.equal(report.violations['key-without-expiry'], 1);
+  });
+
+  test('a lease granted after its validity ended with its signal live', () => {
+    const events: HistoryEvent[] = [
+      {
+        ev: 'ok',
+        w: 0,
+        seq: 1,
+        lock: 'L',
+        t: 600,
+        fence: 1,
+        owner: 'x',
+        validUntil: 500,
+        signalAborted: false,
+      },
+      {
+        ev: 'ok',
+        w: 0,
+        seq: 2,
+        lock: 'L',
+        t: 600,
+        fence: 2,
+        owner: 'y',
+        validUntil: 500,
+        signalAborted: true,
+      },
+    ];
+    assert.equal(check(events, cleanResource(), noKeys).violations['expired-grant'], 1);
+  });
+
+  test('resource counts, leftover keys and crashes are violations', () => {
+    const report = check(
+      [{ ev: 'crash', w: 0, t: 1, error: 'unhandledRejection: boom' }],
+      { ...cleanResource(), lostUpdates: 2, staleAccepted: 1, fencedRejections: 7 },
+      { leftAtStop: ['k'], renewedAfterEnd: ['k'], withoutExpiry: [] },
+    );
+    assert.equal(report.violations['lost-update'], 2);
+    assert.equal(report.violations['stale-token-accepted'], 1);
+    assert.equal(report.violations['key-left-behind'], 1);
+    assert.equal(report.violations['key-renewed-after-end'], 1);
+    assert.equal(report.violations.crash, 1);
+    // Refused stale accesses are fencing doing its job, not a violation.
+    assert.equal(report.totalViolations, 6);
+  });
+});

@@ -1,0 +1,213 @@
+/**
+ * The fault-injection suite's runner.
+ *
+ *   npm run test:faults                 fast profile (CI): every scenario for every primitive, the
+ *                                       negative controls, ≥ 10,000 acquisitions in total
+ *   npm run soak -- --duration 30m      long profile: a random mix of faults, in chunks of ≤ 60 s,
+ *                                       each chunk checked on its own (or SOAK_DURATION=30m)
+ *
+ * Options: --only <text> runs the scenarios whose name contains it; --scenario-ms <ms> sets the
+ * fault phase of each fast scenario (FAULTS_SCENARIO_MS); --locks mutex,fair-mutex (FAULTS_LOCKS)
+ * picks the primitives every scenario runs for (default: mutex).
+ * Prints the table scenario → acquisitions → violations, then a final line `N passed, N failed`.
+ * Exits non-zero on any violation, on a negative control that was not flagged, on a scenario whose
+ * fault did not happen, or on fewer acquisitions than the profile promises.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { requireRedisServer } from '../fixtures/redis-server.js';
+import { chaos, controls, scenarios } from './scenarios.js';
+import { runScenario, type Scenario, type ScenarioResult } from './toolkit/harness.js';
+import type { LockKind } from './toolkit/protocol.js';
+import { spawnWorkers, type WorkerHandle } from './toolkit/workers.js';
+
+const { values } = parseArgs({
+  options: {
+    profile: { type: 'string', default: 'fast' },
+    duration: { type: 'string' },
+    only: { type: 'string' },
+    'scenario-ms': { type: 'string' },
+    locks: { type: 'string' },
+    workers: { type: 'string' },
+  },
+});
+
+function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) throw new Error(`Expected a duration like 90s, 10m or 600000, got ${JSON.stringify(text)}`);
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match[2] ?? 'ms'] ?? 1;
+  return Number(match[1]) * unit;
+}
+
+const MIN_FAST_ACQUISITIONS = 10_000;
+const profile = values.profile === 'soak' ? 'soak' : 'fast';
+// Every primitive runs every scenario unless narrowed with --locks / FAULTS_LOCKS.
+const primitives = (values.locks ?? process.env.FAULTS_LOCKS ?? 'mutex,fair-mutex').split(',') as LockKind[];
+const lockLabel: Record<LockKind, string> = {
+  mutex: 'Mutex',
+  'fair-mutex': 'FairMutex',
+  'no-lock': 'no lock',
+  'naive-short-ttl': 'naive Mutex',
+  'never-released': 'leaky Mutex',
+};
+
+interface Planned {
+  readonly scenario: Scenario;
+  readonly lock: LockKind;
+  readonly durationMs: number;
+}
+
+function plan(): Planned[] {
+  const matches = (s: Scenario) => !values.only || s.name.includes(values.only);
+  if (profile === 'soak') {
+    const total = parseDuration(values.duration ?? process.env.SOAK_DURATION ?? '10m');
+    const chunks: Planned[] = [];
+    for (let left = total, i = 0; left > 0; left -= 60_000, i += 1) {
+      const lock = primitives[i % primitives.length] as LockKind;
+      chunks.push({ scenario: chaos, lock, durationMs: Math.min(60_000, left) });
+    }
+    return chunks;
+  }
+  const durationMs = parseDuration(values['scenario-ms'] ?? process.env.FAULTS_SCENARIO_MS ?? '4000');
+  const planned: Planned[] = [];
+  for (const scenario of scenarios.filter(matches)) {
+    for (const lock of scenario.locks ?? primitives) planned.push({ scenario, lock, durationMs });
+  }
+  for (const scenario of controls.filter(matches)) {
+    for (const lock of scenario.locks ?? primitives) planned.push({ scenario, lock, durationMs: 3_000 });
+  }
+  return planned;
+}
+
+function notes(result: ScenarioResult): string {
+  const { report } = result;
+  const parts: string[] = [];
+  const faults = Object.entries(result.counts).map(([k, v]) => `${k} ×${v}`);
+  if (faults.length) parts.push(faults.join(', '));
+  if (report.probes) parts.push(`${report.probes} probes`);
+  if (report.lostLeases) parts.push(`${report.lostLeases} leases lost`);
+  if (report.resource.fencedRejections)
+    parts.push(`${report.resource.fencedRejections} stale accesses fenced`);
+  const failed = Object.entries(report.failures).map(([k, v]) => `${v} ${k}`);
+  if (failed.length) parts.push(`acquires failed: ${failed.join(', ')}`);
+  if (result.expect === 'flagged') {
+    const kinds = Object.entries(report.violations)
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${v}`);
+    parts.push(kinds.length ? `flagged: ${kinds.join(', ')}` : 'NOT FLAGGED');
+  }
+  if (result.notExercised) parts.push(`NOT EXERCISED: ${result.notExercised}`);
+  return parts.join('; ');
+}
+
+function pad(text: string, width: number, right = false): string {
+  return right ? text.padStart(width) : text.padEnd(width);
+}
+
+/** The checker's own tests (hand-written histories) run first: a checker that cannot flag proves nothing. */
+function checkerSelfTest(): boolean {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-reporter=dot', join(import.meta.dirname, 'checker.test.ts')],
+    { stdio: 'inherit' },
+  );
+  return result.status === 0;
+}
+
+async function main(): Promise<number> {
+  requireRedisServer();
+  const started = performance.now();
+  const checkerOk = checkerSelfTest();
+  console.log(`${checkerOk ? 'ok' : 'FAILED'}     checker self-test (test/faults/checker.test.ts)`);
+  const planned = plan();
+  const workerCount = Number(values.workers ?? 4);
+  const pool: WorkerHandle[] = await spawnWorkers(workerCount);
+  const results: ScenarioResult[] = [];
+  const failures: string[] = [];
+  let crashed = 0;
+  try {
+    console.log(`# fault suite, ${profile} profile: ${planned.length} runs, ${workerCount} worker processes`);
+    for (const item of planned) {
+      let result: ScenarioResult;
+      try {
+        result = await runScenario(item.scenario, { lock: item.lock, durationMs: item.durationMs }, pool);
+      } catch (error) {
+        // The harness itself broke (a server that would not restart, a worker gone): a failure.
+        console.log(`FAILED ${item.scenario.name} [${lockLabel[item.lock]}]: ${String(error)}`);
+        failures.push(`${item.scenario.name} [${lockLabel[item.lock]}]: harness error`);
+        crashed += 1;
+        continue;
+      }
+      results.push(result);
+      const verdict = result.passed ? 'ok' : 'FAILED';
+      console.log(
+        `${verdict.padEnd(6)} ${result.scenario} [${lockLabel[item.lock]}]: ${result.report.acquisitions} acquisitions, ` +
+          `${result.report.totalViolations} violations (${result.seconds.toFixed(1)} s)${
+            result.expect === 'flagged' ? ' (negative control: must be flagged)' : ''
+          }`,
+      );
+      if (!result.passed || result.expect === 'flagged') {
+        for (const example of result.report.examples.slice(0, result.passed ? 2 : 8))
+          console.log(`         ${example}`);
+      }
+      for (const error of result.report.errors) console.log(`         acquire failed with: ${error}`);
+      if (!result.passed) {
+        failures.push(`${result.scenario} [${lockLabel[item.lock]}]`);
+        if (result.notExercised) console.log(`         not exercised: ${result.notExercised}`);
+      }
+    }
+  } finally {
+    await Promise.all(pool.map((worker) => worker.kill()));
+  }
+
+  const safe = results.filter((r) => r.expect === 'safe');
+  const total = safe.reduce((n, r) => n + r.report.acquisitions, 0);
+  const totalViolations = safe.reduce((n, r) => n + r.report.totalViolations, 0);
+  console.log('');
+  console.log(
+    `${pad('scenario', 44)} ${pad('lock', 11)} ${pad('acquisitions', 12, true)} ${pad('violations', 10, true)}  notes`,
+  );
+  console.log('-'.repeat(100));
+  for (const r of results) {
+    console.log(
+      `${pad(r.scenario, 44)} ${pad(lockLabel[r.lock], 11)} ${pad(String(r.report.acquisitions), 12, true)} ${pad(
+        String(r.report.totalViolations),
+        10,
+        true,
+      )}  ${notes(r)}`,
+    );
+  }
+  console.log('-'.repeat(100));
+  console.log(
+    `${pad('total (scenarios that must be safe)', 44)} ${pad('', 11)} ${pad(String(total), 12, true)} ${pad(String(totalViolations), 10, true)}`,
+  );
+  const minutes = (performance.now() - started) / 60_000;
+  console.log(`runtime ${minutes.toFixed(1)} min`);
+
+  let passed = results.filter((r) => r.passed).length + (checkerOk ? 1 : 0);
+  let failed = results.length + 1 + crashed - passed;
+  if (!checkerOk) failures.push('checker self-test');
+  if (profile === 'fast' && !values.only) {
+    // The profile's promise: the figures rest on at least this many acquisitions.
+    if (total >= MIN_FAST_ACQUISITIONS) passed += 1;
+    else {
+      failed += 1;
+      failures.push(`only ${total} acquisitions, the fast profile promises ≥ ${MIN_FAST_ACQUISITIONS}`);
+    }
+  }
+  for (const failure of failures) console.log(`FAILED: ${failure}`);
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error);
+    console.log('0 passed, 1 failed');
+    process.exitCode = 1;
+  },
+);

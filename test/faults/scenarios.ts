@@ -1,0 +1,330 @@
+/**
+ * The fault scenarios. Each runs the worker pool against a fresh redis-server while its fault loop
+ * runs, then the checker decides. Timings are relative to the TTL and generous: the suite shares a
+ * small machine with other work, and a slow machine may only lose leases (counted, expected), never
+ * produce a violation, because the checker judges each holder by its own reckoning.
+ *
+ * Extension points: Redlock (minority/majority node loss: a `redis` with N servers and a fault loop
+ * over subsets) and semaphores (more-than-limit checks: a checker limit above one) add scenarios
+ * here once they exist; nothing is stubbed for them today.
+ */
+import type { CheckReport } from './toolkit/checker.js';
+import { every, type FaultContext, type Scenario } from './toolkit/harness.js';
+import type { CommandAction, ProxiedCommand } from './toolkit/proxy.js';
+import type { WorkerHandle } from './toolkit/workers.js';
+
+const need = (ok: boolean, message: string): string | undefined => (ok ? undefined : message);
+const atLeast = (ctx: FaultContext, name: string, n: number) =>
+  need(
+    (ctx.counts[name] ?? 0) >= n,
+    `fault "${name}" happened ${ctx.counts[name] ?? 0} times, expected ≥ ${n}`,
+  );
+
+/** Proxy rule: swallow the reply of (or drop) some commands running the given script kind. */
+function lossyReplies(ctx: FaultContext, kind: 'acquire' | 'extend' | 'release', probability: number) {
+  return (command: ProxiedCommand): CommandAction => {
+    if (!command.script?.endsWith(`-${kind}`)) return 'forward';
+    const roll = Math.random();
+    if (roll < probability) {
+      ctx.count(`${kind} reply lost`);
+      return 'swallow-reply';
+    }
+    if (roll < probability * 1.5) {
+      ctx.count(`${kind} dropped`);
+      return 'drop';
+    }
+    return 'forward';
+  };
+}
+
+const lastPause = new WeakMap<FaultContext, number>();
+
+/**
+ * Pauses worker 0 (SIGSTOP) right after its read reaches the resource, so it is inside its critical
+ * section holding a token, for longer than the TTL; the other workers take the lock meanwhile.
+ * Worker 0 does not honour its signal (it writes after the pause whatever happened), like a
+ * process frozen between its check and its write: only fencing can stop that write.
+ */
+function pauseHolderOnRead(ctx: FaultContext, worker: WorkerHandle, request: { op: string }) {
+  if (worker.index !== 0 || request.op !== 'read' || ctx.signal.aborted || worker.isPaused) return;
+  const now = performance.now();
+  if (now - (lastPause.get(ctx) ?? Number.NEGATIVE_INFINITY) < 4 * ctx.ttlMs) return;
+  lastPause.set(ctx, now);
+  ctx.count('holder paused');
+  setImmediate(() => {
+    worker.pause();
+    setTimeout(() => worker.resume(), 2 * ctx.ttlMs + 200).unref();
+  });
+}
+
+const pausedHolderConfig = (index: number) => ({ honorSignal: index !== 0, workMs: [2, 6] as const });
+
+const fencedStaleWrites = (report: CheckReport) =>
+  need(report.resource.fencedRejections > 0, 'no stale access reached the resource: fencing untested');
+
+export const scenarios: readonly Scenario[] = [
+  {
+    name: 'baseline contention',
+    expect: 'safe',
+  },
+  {
+    name: 'redis paused past TTL',
+    expect: 'safe',
+    config: { acquireTimeoutMs: 5_000 },
+    async fault(ctx) {
+      let frozen = false;
+      await every(ctx, [800, 1_200], async () => {
+        // Alternate SIGSTOP (the process freezes) and CLIENT PAUSE ALL (Redis stops serving
+        // clients, time and expiry go on): both well past the TTL.
+        const ms = Math.round(1.6 * ctx.ttlMs);
+        frozen = !frozen;
+        if (frozen) {
+          ctx.server.pause();
+          ctx.count('SIGSTOP');
+          await new Promise((r) => setTimeout(r, ms));
+          ctx.server.resume();
+        } else {
+          await ctx.server.pauseClients(ms);
+          ctx.count('CLIENT PAUSE');
+          await new Promise((r) => setTimeout(r, ms));
+        }
+      });
+    },
+    exercised: (ctx) => atLeast(ctx, 'SIGSTOP', 1) ?? atLeast(ctx, 'CLIENT PAUSE', 1),
+  },
+  {
+    name: 'redis killed and restarted (AOF)',
+    expect: 'safe',
+    redis: { appendOnly: true },
+    config: { acquireTimeoutMs: 5_000 },
+    async fault(ctx) {
+      await every(ctx, [900, 1_400], async () => {
+        await ctx.server.kill();
+        ctx.count('kill -9');
+        await new Promise((r) => setTimeout(r, 150 + Math.random() * 300));
+        await ctx.server.restart();
+      });
+    },
+    exercised: (ctx) => atLeast(ctx, 'kill -9', 1),
+  },
+  {
+    name: 'connections killed every 50-200 ms',
+    expect: 'safe',
+    async fault(ctx) {
+      await every(ctx, [50, 200], async () => {
+        ctx.count('CLIENT KILL', await ctx.server.killClients());
+      });
+    },
+    exercised: (ctx) => atLeast(ctx, 'CLIENT KILL', 20),
+  },
+  {
+    name: 'NOSCRIPT storm (SCRIPT FLUSH)',
+    expect: 'safe',
+    async fault(ctx) {
+      await every(ctx, [10, 40], async () => {
+        await ctx.server.flushScripts();
+        ctx.count('SCRIPT FLUSH');
+      });
+    },
+    exercised: (ctx) => atLeast(ctx, 'SCRIPT FLUSH', 50),
+  },
+  {
+    name: 'proxy delays and black-holes',
+    expect: 'safe',
+    proxy: true,
+    config: { acquireTimeoutMs: 5_000 },
+    async fault(ctx) {
+      const proxy = ctx.proxy as NonNullable<typeof ctx.proxy>;
+      proxy.delay = () => (Math.random() < 0.05 ? 20 + Math.random() * 60 : Math.random() * 4);
+      let step = 0;
+      await every(ctx, [600, 900], async () => {
+        step += 1;
+        if (step % 3 === 0) {
+          ctx.count('reset all', proxy.resetAll());
+          return;
+        }
+        // A partition longer than the TTL, then the dead connections are noticed and reset.
+        proxy.blackhole();
+        ctx.count('black-hole');
+        await new Promise((r) => setTimeout(r, 1.3 * ctx.ttlMs));
+        proxy.heal();
+      });
+      proxy.delay = 0;
+    },
+    exercised: (ctx) => atLeast(ctx, 'black-hole', 1),
+  },
+  ...(['acquire', 'extend', 'release'] as const).map(
+    (kind): Scenario => ({
+      name: `lost replies: ${kind}`,
+      expect: 'safe',
+      proxy: true,
+      // Extensions only happen in critical sections longer than a third of the TTL.
+      config: kind === 'extend' ? { ttlMs: 300, workMs: [60, 160] } : {},
+      lockCount: kind === 'extend' ? 4 : 2,
+      async fault(ctx) {
+        const proxy = ctx.proxy as NonNullable<typeof ctx.proxy>;
+        proxy.rule = lossyReplies(ctx, kind, kind === 'extend' ? 0.15 : 0.04);
+        await ctx.wait(Number.POSITIVE_INFINITY);
+        proxy.rule = undefined;
+      },
+      exercised: (ctx) => atLeast(ctx, `${kind} reply lost`, 5),
+    }),
+  ),
+  {
+    name: 'holder paused past TTL (fenced)',
+    expect: 'safe',
+    config: pausedHolderConfig,
+    onResource: pauseHolderOnRead,
+    exercised: (ctx, report) => atLeast(ctx, 'holder paused', 1) ?? fencedStaleWrites(report),
+  },
+  {
+    // Whatever the worker is doing (holding, waiting in a queue, idle) it freezes past the TTL. A
+    // waiter frozen through its hand-off must come back knowing that lease is gone.
+    name: 'workers paused at random (SIGSTOP)',
+    expect: 'safe',
+    async fault(ctx) {
+      await every(ctx, [250, 500], async () => {
+        const worker = ctx.workers[Math.floor(Math.random() * ctx.workers.length)];
+        if (!worker || worker.isPaused) return;
+        worker.pause();
+        ctx.count('SIGSTOP worker');
+        setTimeout(() => worker.resume(), 1.5 * ctx.ttlMs).unref();
+      });
+    },
+    exercised: (ctx) => atLeast(ctx, 'SIGSTOP worker', 3),
+  },
+  {
+    name: 'extension racing a release',
+    expect: 'safe',
+    // Critical sections end right around the watchdog's extension (ttl/3), and each release is
+    // raced by a manual extend() fired just before it.
+    config: { ttlMs: 300, workMs: [95, 105], extendBeforeRelease: true },
+    lockCount: 4,
+  },
+  {
+    name: 'abort storm',
+    expect: 'safe',
+    proxy: true,
+    config: { abortAfterMs: [0, 25], workMs: [2, 10], thinkMs: [0, 1] },
+    async fault(ctx) {
+      // A little latency, so aborts also land while an attempt is in flight, not only while waiting.
+      (ctx.proxy as NonNullable<typeof ctx.proxy>).delay = () => Math.random() * 3;
+      await ctx.wait(Number.POSITIVE_INFINITY);
+    },
+    exercised: (_ctx, report) =>
+      need((report.failures.aborted ?? 0) >= 100, `only ${report.failures.aborted ?? 0} acquires aborted`),
+  },
+];
+
+/** Negative controls: deliberately broken locking the checker must flag. */
+export const controls: readonly Scenario[] = [
+  { name: 'control: no lock', expect: 'flagged', locks: ['no-lock'], config: { workMs: [1, 4] } },
+  {
+    name: 'control: TTL < critical section, no renewal',
+    expect: 'flagged',
+    locks: ['naive-short-ttl'],
+    config: { ttlMs: 30, workMs: [40, 80] },
+  },
+  {
+    name: 'control: unfenced paused holder',
+    expect: 'flagged',
+    locks: ['mutex'],
+    fenced: false,
+    config: pausedHolderConfig,
+    onResource: pauseHolderOnRead,
+    exercised: (ctx) => atLeast(ctx, 'holder paused', 1),
+  },
+  {
+    // Checks the end-of-run key checks themselves: a lease dropped without release() is renewed by
+    // its watchdog for as long as the process lives, which is exactly a "key renewed for ever".
+    name: 'control: lease never released',
+    expect: 'flagged',
+    locks: ['never-released'],
+    config: { acquireTimeoutMs: 500 },
+  },
+  {
+    // Not a broken lock but a broken deployment, documented in the design (§7): a Redis restarted
+    // without its data forgets both the lock and the fencing counter, so tokens start over.
+    name: 'control: restart without persistence',
+    expect: 'flagged',
+    locks: ['mutex'],
+    redis: { appendOnly: false },
+    async fault(ctx) {
+      await every(ctx, [900, 1_400], async () => {
+        await ctx.server.kill();
+        ctx.count('kill -9');
+        await ctx.server.restart();
+      });
+    },
+  },
+];
+
+/**
+ * The soak profile's scenario: every 0.3–1.5 s a fault drawn at random from all of the above, on a
+ * Redis with AOF (so restarts keep their data) behind the proxy.
+ */
+export const chaos: Scenario = {
+  name: 'chaos (random mix of faults)',
+  expect: 'safe',
+  proxy: true,
+  redis: { appendOnly: true },
+  config: { acquireTimeoutMs: 5_000, workMs: [0, 60] },
+  async fault(ctx) {
+    const proxy = ctx.proxy as NonNullable<typeof ctx.proxy>;
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const faults: Record<string, () => Promise<void>> = {
+      'SIGSTOP redis': async () => {
+        ctx.server.pause();
+        await sleep(Math.random() * 2 * ctx.ttlMs);
+        ctx.server.resume();
+      },
+      'CLIENT PAUSE': async () => {
+        const ms = Math.round(Math.random() * 2 * ctx.ttlMs);
+        await ctx.server.pauseClients(ms);
+        await sleep(ms);
+      },
+      'CLIENT KILL': async () => {
+        await ctx.server.killClients();
+      },
+      'SCRIPT FLUSH': async () => {
+        await ctx.server.flushScripts();
+      },
+      'kill -9 + restart': async () => {
+        await ctx.server.kill();
+        await sleep(Math.random() * 500);
+        await ctx.server.restart();
+      },
+      'black-hole': async () => {
+        proxy.blackhole();
+        await sleep(Math.random() * 2 * ctx.ttlMs);
+        proxy.heal();
+      },
+      'reset all': async () => {
+        proxy.resetAll();
+      },
+      'latency burst': async () => {
+        proxy.delay = () => Math.random() * 50;
+        await sleep(1_000);
+        proxy.delay = 0;
+      },
+      'lost replies': async () => {
+        const kind = (['acquire', 'extend', 'release'] as const)[Math.floor(Math.random() * 3)] ?? 'acquire';
+        proxy.rule = lossyReplies(ctx, kind, 0.2);
+        await sleep(1_000);
+        proxy.rule = undefined;
+      },
+      'SIGSTOP a worker': async () => {
+        const worker = ctx.workers[Math.floor(Math.random() * ctx.workers.length)];
+        worker?.pause();
+        await sleep(Math.random() * 2 * ctx.ttlMs);
+        worker?.resume();
+      },
+    };
+    const names = Object.keys(faults);
+    await every(ctx, [300, 1_500], async () => {
+      const name = names[Math.floor(Math.random() * names.length)] as string;
+      ctx.count(name);
+      await (faults[name] as () => Promise<void>)();
+    });
+  },
+};

@@ -1,0 +1,246 @@
+/**
+ * The mutual-exclusion checker: turns the workers' histories, the resource's counts and the
+ * parent's end-of-run key checks into violations. Pure: unit-tested in ../checker.test.ts.
+ *
+ * ## What counts as two holders at once
+ *
+ * A holder "holds" from when it enters its critical section until the first of: its exit, the
+ * moment it learned the lock was lost (its signal aborted), and its lease's validity deadline as it
+ * stood at exit. That last one is the holder's own reckoning: `validity = ttl − elapsed − drift`,
+ * counted from when the acquire (or the last successful extension) was *sent*. The deadline only
+ * grows, and only on a successful compare-and-pexpire, which proves the key was ours without a gap
+ * up to that moment, so using the final deadline is the strictest sound choice.
+ *
+ * Two such intervals of the same lock overlapping is a violation. A holder that keeps running past
+ * its deadline (paused by SIGSTOP, a GC, a swapped-out VM) overlapping the next holder is *not*: the
+ * lock promised nothing past the lease, and no lock can stop a paused process from resuming. That
+ * case is what fencing tokens are for, and it is caught at the resource instead: a stale token
+ * accepted, or a lost update, is a violation. So every unsafe interleaving is flagged by exactly
+ * one of the two checks, and an expected one (the lease ran out, fencing refused the late write)
+ * by neither.
+ *
+ * Timestamps are CLOCK_MONOTONIC, one clock for every process on the machine, so comparing them
+ * across processes needs no tolerance; the server's TTLs are compared through PTTL (a duration),
+ * never through wall-clock instants.
+ */
+
+import type { HistoryEvent } from './protocol.js';
+import type { ResourceStats } from './resource.js';
+
+/** What the parent found in Redis after the workers stopped. */
+export interface KeyFindings {
+  /** Lock keys still present shortly after every worker stopped and released. */
+  readonly leftAtStop: readonly string[];
+  /** Lock keys still present (renewed by someone) after twice the TTL with every worker idle. */
+  readonly renewedAfterEnd: readonly string[];
+  /** Keys without any expiry other than the fencing counters. */
+  readonly withoutExpiry: readonly string[];
+}
+
+export const violationKinds = [
+  'overlap',
+  'duplicate-token',
+  'decreasing-token',
+  'stale-token-accepted',
+  'lost-update',
+  'lease-outlived-expiry',
+  'expired-grant',
+  'key-left-behind',
+  'key-renewed-after-end',
+  'key-without-expiry',
+  'crash',
+] as const;
+export type ViolationKind = (typeof violationKinds)[number];
+
+export interface CheckReport {
+  readonly acquisitions: number;
+  readonly failures: Readonly<Record<string, number>>;
+  /** The first few distinct messages of acquires that failed with an error (not a timeout or abort). */
+  readonly errors: readonly string[];
+  readonly violations: Readonly<Record<ViolationKind, number>>;
+  readonly totalViolations: number;
+  /** Leases whose signal aborted while held (expected under faults; not a violation). */
+  readonly lostLeases: number;
+  readonly probes: number;
+  readonly resource: ResourceStats;
+  /** A few concrete violations, for the log. */
+  readonly examples: readonly string[];
+}
+
+interface Hold {
+  readonly w: number;
+  readonly seq: number;
+  readonly lock: string;
+  readonly fence: number;
+  readonly owner: string;
+  readonly okAt: number;
+  readonly grantedValidUntil: number;
+  enter?: number;
+  exit?: Extract<HistoryEvent, { ev: 'exit' }>;
+}
+
+/** When the hold stopped being protected by its own reckoning (see the file comment). */
+function protectedEnd(hold: Hold, endOfRun: number): number {
+  if (!hold.exit) {
+    // No exit logged (the worker was stopped mid-hold): only the granted validity is known.
+    return Math.min(hold.grantedValidUntil, endOfRun);
+  }
+  return Math.min(hold.exit.t, hold.exit.lostAt ?? Number.POSITIVE_INFINITY, hold.exit.validUntil);
+}
+
+function classify(error: string): string {
+  if (/LockTimeoutError/.test(error)) return 'timeout';
+  if (/abort storm|scenario stopped|AbortError/.test(error)) return 'aborted';
+  if (/TooManyAttempts/.test(error)) return 'too-many-attempts';
+  return 'error';
+}
+
+export function check(
+  events: readonly HistoryEvent[],
+  resource: ResourceStats,
+  keys: KeyFindings,
+): CheckReport {
+  const violations = Object.fromEntries(violationKinds.map((k) => [k, 0])) as Record<ViolationKind, number>;
+  const examples: string[] = [];
+  const flag = (kind: ViolationKind, detail: string, count = 1) => {
+    violations[kind] += count;
+    if (examples.length < 8) examples.push(`${kind}: ${detail}`);
+  };
+
+  const holds = new Map<string, Hold>();
+  const failures: Record<string, number> = {};
+  const errors: string[] = [];
+  let lostLeases = 0;
+  let probes = 0;
+  let endOfRun = 0;
+  for (const event of events) {
+    if ('t' in event) endOfRun = Math.max(endOfRun, event.t);
+    switch (event.ev) {
+      case 'ok':
+        holds.set(`${event.w}:${event.seq}`, {
+          w: event.w,
+          seq: event.seq,
+          lock: event.lock,
+          fence: event.fence,
+          owner: event.owner,
+          okAt: event.t,
+          grantedValidUntil: event.validUntil,
+        });
+        // acquire() must not hand out a lease whose validity is already over while its signal says
+        // it is held: the caller would start work the lock no longer covers. (1 ms of slack: the
+        // worker reads the clock a few microtasks after the library last checked it.)
+        if (event.validUntil < event.t - 1 && !event.signalAborted) {
+          flag(
+            'expired-grant',
+            `w${event.w}#${event.seq} granted ${(event.t - event.validUntil).toFixed(1)} ms after its validity ended, signal not aborted`,
+          );
+        }
+        break;
+      case 'fail': {
+        const category = classify(event.error);
+        failures[category] = (failures[category] ?? 0) + 1;
+        if (category === 'error' && errors.length < 5 && !errors.includes(event.error))
+          errors.push(event.error);
+        break;
+      }
+      case 'enter': {
+        const hold = holds.get(`${event.w}:${event.seq}`);
+        if (hold) hold.enter = event.t;
+        break;
+      }
+      case 'exit': {
+        const hold = holds.get(`${event.w}:${event.seq}`);
+        if (hold) hold.exit = event;
+        if (event.lostAt !== undefined) lostLeases += 1;
+        break;
+      }
+      case 'probe': {
+        probes += 1;
+        // The server evaluated the probe at some instant e in [q0, q1]. Its expiry is then at most
+        // q1 + pttl + 1 (PTTL is rounded down), or already past (≤ q1) when the key is not ours.
+        const serverExpiryBound = event.holder === 'self' ? event.q1 + event.pttl + 1 : event.q1;
+        if (event.holder === 'self' && event.pttl === -1) {
+          flag('key-without-expiry', `w${event.w}#${event.seq}: lock key has no TTL while held`);
+        } else if (event.validUntil > serverExpiryBound) {
+          flag(
+            'lease-outlived-expiry',
+            `w${event.w}#${event.seq}: lease valid ${(event.validUntil - serverExpiryBound).toFixed(1)} ms past the server's expiry (holder=${event.holder}, pttl=${event.pttl})`,
+          );
+        }
+        break;
+      }
+      case 'crash':
+        flag('crash', `w${event.w}: ${event.error}`);
+        break;
+      default:
+        break;
+    }
+  }
+
+  const byLock = new Map<string, Hold[]>();
+  for (const hold of holds.values()) {
+    const list = byLock.get(hold.lock) ?? [];
+    list.push(hold);
+    byLock.set(hold.lock, list);
+  }
+  for (const [lock, list] of byLock) {
+    // Fencing tokens: one owner per token, ever.
+    const owners = new Map<number, string>();
+    for (const hold of list) {
+      const other = owners.get(hold.fence);
+      if (other !== undefined && other !== hold.owner) {
+        flag('duplicate-token', `${lock}: token ${hold.fence} handed to two owners`);
+      } else owners.set(hold.fence, hold.owner);
+    }
+
+    // Overlaps, and tokens growing in the order holders entered (among holders that were valid
+    // when they entered: one whose grant arrived after its validity never held anything).
+    const valid = list
+      .filter((h) => h.enter !== undefined && protectedEnd(h, endOfRun) > (h.enter as number))
+      .sort((a, b) => (a.enter as number) - (b.enter as number));
+    let active: Hold[] = [];
+    let highest = Number.NEGATIVE_INFINITY;
+    for (const hold of valid) {
+      const enter = hold.enter as number;
+      active = active.filter((h) => protectedEnd(h, endOfRun) > enter);
+      for (const other of active) {
+        flag(
+          'overlap',
+          `${lock}: w${hold.w}#${hold.seq} (token ${hold.fence}) entered ${(protectedEnd(other, endOfRun) - enter).toFixed(1)} ms before w${other.w}#${other.seq} (token ${other.fence}) stopped being valid`,
+        );
+      }
+      active.push(hold);
+      if (hold.fence < highest) {
+        flag('decreasing-token', `${lock}: token ${hold.fence} entered after token ${highest}`);
+      }
+      highest = Math.max(highest, hold.fence);
+    }
+  }
+
+  if (resource.lostUpdates > 0)
+    flag('lost-update', `${resource.lostUpdates} writes based on a replaced version`, resource.lostUpdates);
+  if (resource.staleAccepted > 0)
+    flag(
+      'stale-token-accepted',
+      `${resource.staleAccepted} accesses with a superseded token accepted`,
+      resource.staleAccepted,
+    );
+  for (const key of keys.leftAtStop)
+    flag('key-left-behind', `${key} still locked after every worker released`);
+  for (const key of keys.renewedAfterEnd)
+    flag('key-renewed-after-end', `${key} still alive after 2×TTL of idle workers`);
+  for (const key of keys.withoutExpiry) flag('key-without-expiry', `${key} has no TTL`);
+
+  const totalViolations = Object.values(violations).reduce((a, b) => a + b, 0);
+  return {
+    acquisitions: holds.size,
+    failures,
+    errors,
+    violations,
+    totalViolations,
+    lostLeases,
+    probes,
+    resource,
+    examples,
+  };
+}

@@ -1,0 +1,230 @@
+/**
+ * Runs one scenario: a fresh redis-server (and proxy), the worker pool taking locks while the
+ * scenario's faults run, then a healthy tail, a clean stop, the end-of-run key checks, and the
+ * checker's verdict.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis as IORedis } from 'ioredis';
+import { type RedisServer, startRedis } from '../../fixtures/redis-server.js';
+import { type CheckReport, check, type KeyFindings } from './checker.js';
+import type { HistoryEvent, LockKind, ResourceReply, ResourceRequest, WorkerConfig } from './protocol.js';
+import { FaultProxy } from './proxy.js';
+import { FencedResource } from './resource.js';
+import type { WorkerHandle } from './workers.js';
+
+export interface FaultContext {
+  readonly server: RedisServer;
+  /** Present when the scenario asked for one: the workers' clients connect through it. */
+  readonly proxy: FaultProxy | undefined;
+  readonly workers: readonly WorkerHandle[];
+  readonly ttlMs: number;
+  /** Aborts when the fault phase is over: a fault loop must stop and heal what it broke. */
+  readonly signal: AbortSignal;
+  /** Counts of faults injected, printed with the figure and checked by `exercised`. */
+  readonly counts: Record<string, number>;
+  count(name: string, by?: number): void;
+  /** Sleeps, resolving early (never rejecting) when the fault phase ends. */
+  wait(ms: number): Promise<void>;
+}
+
+export interface ScenarioRun {
+  readonly lock: LockKind;
+  readonly durationMs: number;
+}
+
+export interface Scenario {
+  readonly name: string;
+  /** 'safe': must show zero violations. 'flagged': a negative control, must show some. */
+  readonly expect: 'safe' | 'flagged';
+  /** Which locks it runs for: the real primitives by default, or one fixed kind (controls). */
+  readonly locks?: readonly LockKind[];
+  readonly redis?: { appendOnly?: boolean };
+  readonly proxy?: boolean;
+  /** Whether the resource refuses stale fencing tokens (default true). */
+  readonly fenced?: boolean;
+  readonly workers?: number;
+  /** How many lock names the workers spread over (default 2): more means more acquisitions per second. */
+  readonly lockCount?: number;
+  /** Worker settings over the defaults; a function gives each worker its own. */
+  readonly config?: Partial<WorkerConfig> | ((index: number) => Partial<WorkerConfig>);
+  /** The fault loop; runs during the fault phase and must heal before it resolves. */
+  fault?(ctx: FaultContext): Promise<void>;
+  /** Sees every resource access before it is served (e.g. to pause the accessing worker). */
+  onResource?(ctx: FaultContext, worker: WorkerHandle, request: ResourceRequest): void;
+  /** Proof the fault happened: a message when it did not (the figure would then prove nothing). */
+  exercised?(ctx: FaultContext, report: CheckReport): string | undefined;
+}
+
+export interface ScenarioResult {
+  readonly scenario: string;
+  readonly lock: LockKind;
+  readonly expect: 'safe' | 'flagged';
+  readonly report: CheckReport;
+  readonly counts: Readonly<Record<string, number>>;
+  readonly notExercised: string | undefined;
+  readonly passed: boolean;
+  readonly seconds: number;
+}
+
+const LOCK_KEY = /^locksmith:\{[^}]*\}$/;
+
+export const defaultConfig: Omit<WorkerConfig, 'scenario' | 'redisUrl' | 'probeUrl' | 'lock' | 'lockNames'> =
+  {
+    ttlMs: 500,
+    autoExtend: true,
+    acquireTimeoutMs: 3_000,
+    workMs: [0, 3],
+    thinkMs: [0, 2],
+    honorSignal: true,
+    probe: true,
+  };
+
+export async function runScenario(
+  scenario: Scenario,
+  run: ScenarioRun,
+  pool: readonly WorkerHandle[],
+): Promise<ScenarioResult> {
+  const started = performance.now();
+  const server = await startRedis({ appendOnly: scenario.redis?.appendOnly ?? false });
+  const proxy = scenario.proxy ? await FaultProxy.start({ port: server.port }) : undefined;
+  const admin = new IORedis(server.url, { maxRetriesPerRequest: null });
+  admin.on('error', () => {});
+  const workers = pool.slice(0, scenario.workers ?? pool.length);
+  const resource = new FencedResource(scenario.fenced ?? true);
+  const events: HistoryEvent[] = [];
+  const phase = new AbortController();
+  const counts: Record<string, number> = {};
+  const ctx: FaultContext = {
+    server,
+    proxy,
+    workers,
+    ttlMs: 0,
+    signal: phase.signal,
+    counts,
+    count: (name, by = 1) => {
+      counts[name] = (counts[name] ?? 0) + by;
+    },
+    wait: (ms) =>
+      Number.isFinite(ms)
+        ? sleep(ms, undefined, { signal: phase.signal }).catch(() => {})
+        : new Promise<void>((resolve) =>
+            phase.signal.addEventListener('abort', () => resolve(), { once: true }),
+          ),
+  };
+  const lockNames = Array.from({ length: scenario.lockCount ?? 2 }, (_, i) => `${scenario.name}-${i}`);
+  const configs = workers.map((worker): WorkerConfig => {
+    const extra = typeof scenario.config === 'function' ? scenario.config(worker.index) : scenario.config;
+    return {
+      ...defaultConfig,
+      ...extra,
+      scenario: scenario.name,
+      redisUrl: proxy?.url ?? server.url,
+      probeUrl: server.url,
+      lock: run.lock,
+      lockNames,
+    };
+  });
+  const ttlMs = Math.max(...configs.map((c) => c.ttlMs));
+  (ctx as { ttlMs: number }).ttlMs = ttlMs;
+
+  let closed = false;
+  try {
+    const hooks = {
+      onEvents: (batch: HistoryEvent[]) => {
+        for (const event of batch) events.push(event);
+      },
+      onResource: (worker: WorkerHandle, request: ResourceRequest): ResourceReply => {
+        const reply = resource.handle(request);
+        scenario.onResource?.(ctx, worker, request);
+        return reply;
+      },
+    };
+    await Promise.all(workers.map((worker, i) => worker.start(configs[i] as WorkerConfig, hooks)));
+
+    const faults = scenario.fault?.(ctx) ?? Promise.resolve();
+    await sleep(run.durationMs);
+    phase.abort();
+    await faults;
+
+    // Heal whatever a fault loop may have left (defensive: each loop heals its own), then a
+    // healthy tail longer than the TTL, so every lease from the faulty phase has ended one way or
+    // the other before the end-of-run checks.
+    server.resume();
+    for (const worker of workers) worker.resume();
+    if (proxy) {
+      proxy.rule = undefined;
+      proxy.delay = 0;
+      proxy.heal();
+    }
+    await sleep(ttlMs + 500);
+    await Promise.all(workers.map((worker) => worker.stop()));
+
+    // Every worker has released by now and sits idle with its client open, so anything that still
+    // holds or renews a lock is a leak.
+    await sleep(300);
+    const leftAtStop = await lockKeys(admin);
+    const withoutExpiry = await keysWithoutExpiry(admin);
+    await sleep(2 * ttlMs);
+    const renewedAfterEnd = (await lockKeys(admin)).filter((key) => leftAtStop.includes(key));
+    const keys: KeyFindings = { leftAtStop, renewedAfterEnd, withoutExpiry };
+    await Promise.all(workers.map((worker) => worker.close()));
+    closed = true;
+
+    const report = check(events, resource.stats, keys);
+    const notExercised = scenario.exercised?.(ctx, report);
+    const flagged = report.totalViolations > 0;
+    const passed = scenario.expect === 'safe' ? !flagged && notExercised === undefined : flagged;
+    return {
+      scenario: scenario.name,
+      lock: run.lock,
+      expect: scenario.expect,
+      report,
+      counts,
+      notExercised,
+      passed,
+      seconds: (performance.now() - started) / 1000,
+    };
+  } finally {
+    phase.abort();
+    if (!closed) {
+      // A scenario that failed half-way: leave the pool ready for the next one, as far as possible.
+      server.resume();
+      await Promise.allSettled(
+        workers.map(async (worker) => {
+          await worker.stop();
+          await worker.close();
+        }),
+      );
+    }
+    admin.disconnect();
+    await proxy?.close();
+    await server.stop();
+  }
+}
+
+async function lockKeys(admin: IORedis): Promise<string[]> {
+  return (await admin.keys('locksmith:*')).filter((key) => LOCK_KEY.test(key)).sort();
+}
+
+async function keysWithoutExpiry(admin: IORedis): Promise<string[]> {
+  const found: string[] = [];
+  for (const key of await admin.keys('*')) {
+    // Fencing counters never expire, by design: tokens must only grow.
+    if (key.endsWith(':fence')) continue;
+    if ((await admin.pttl(key)) === -1) found.push(key);
+  }
+  return found;
+}
+
+/** Runs `step` every [min, max] ms until the fault phase ends. */
+export async function every(
+  ctx: FaultContext,
+  [min, max]: readonly [number, number],
+  step: () => Promise<void> | void,
+): Promise<void> {
+  while (!ctx.signal.aborted) {
+    await ctx.wait(min + Math.random() * (max - min));
+    if (ctx.signal.aborted) break;
+    await step();
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Messages between the test parent and its worker processes (over the Node IPC channel).
+ *
+ * Time: every timestamp is `mono()`, CLOCK_MONOTONIC in milliseconds. It is one clock for every
+ * process on the machine (unlike `performance.timeOrigin + performance.now()`, whose origin is a
+ * wall-clock reading taken at each process' start, so an NTP slew between two starts would skew
+ * them), which is what comparing critical sections across processes needs.
+ */
+
+/** Milliseconds on the machine-wide monotonic clock, comparable across processes. */
+export function mono(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/**
+ * "Until released", as a validity deadline: a lock without leases believes that. Finite on purpose:
+ * IPC carries JSON, which turns Infinity into null.
+ */
+export const UNTIL_RELEASED = Number.MAX_SAFE_INTEGER;
+
+/** Which lock the workers take. The last two are deliberately broken (negative controls). */
+export type LockKind =
+  | 'mutex'
+  | 'fair-mutex'
+  /** No lock at all: the "acquisition" succeeds at once and believes it lasts until release. */
+  | 'no-lock'
+  /**
+   * A Mutex with a TTL shorter than the critical section and no renewal, used by code that believes
+   * it holds the lock until it releases it (it reports validity until release, like a lock without
+   * leases would).
+   */
+  | 'naive-short-ttl'
+  /** A Mutex whose leases are dropped instead of released: their watchdogs renew them for ever. */
+  | 'never-released';
+
+export interface WorkerConfig {
+  readonly scenario: string;
+  /** Where the lock's Redis client connects (possibly through the fault proxy). */
+  readonly redisUrl: string;
+  /** A direct connection for the checker's probes, so faults never hide what Redis holds. */
+  readonly probeUrl: string;
+  readonly lock: LockKind;
+  readonly lockNames: readonly string[];
+  readonly ttlMs: number;
+  readonly autoExtend: boolean;
+  readonly acquireTimeoutMs: number;
+  /** The critical section's duration, drawn uniformly from [min, max] ms. */
+  readonly workMs: readonly [number, number];
+  /** Pause between a release and the next acquire, [min, max] ms. */
+  readonly thinkMs: readonly [number, number];
+  /**
+   * Check `lease.signal.aborted` before writing (what correct code does). Off, the worker writes
+   * whatever happened, like a process that was paused between its check and its write.
+   */
+  readonly honorSignal: boolean;
+  /** Ask Redis (directly) before releasing whether it agrees with the lease's validity. */
+  readonly probe: boolean;
+  /** Cancel acquires with an AbortSignal after a random delay (abort-storm scenario). */
+  readonly abortAfterMs?: readonly [number, number] | undefined;
+  /** Fire `lease.extend()` without waiting, then release at once (extension racing a release). */
+  readonly extendBeforeRelease?: boolean | undefined;
+}
+
+/** One event of one acquisition (`seq` numbers acquisitions within a worker). */
+export type HistoryEvent =
+  | {
+      readonly ev: 'invoke';
+      readonly w: number;
+      readonly seq: number;
+      readonly lock: string;
+      readonly t: number;
+    }
+  | {
+      readonly ev: 'ok';
+      readonly w: number;
+      readonly seq: number;
+      readonly lock: string;
+      readonly t: number;
+      readonly fence: number;
+      readonly owner: string;
+      /** The lease's validity deadline (mono) when granted. */
+      readonly validUntil: number;
+      /** Whether the lease's signal had already aborted when acquire() resolved. */
+      readonly signalAborted: boolean;
+    }
+  | {
+      readonly ev: 'fail';
+      readonly w: number;
+      readonly seq: number;
+      readonly lock: string;
+      readonly t: number;
+      readonly error: string;
+    }
+  | { readonly ev: 'enter'; readonly w: number; readonly seq: number; readonly t: number }
+  | {
+      readonly ev: 'probe';
+      readonly w: number;
+      readonly seq: number;
+      /** When the probe was sent and when its reply came. */
+      readonly q0: number;
+      readonly q1: number;
+      /** The lease's validity deadline as it stood when the probe was sent. */
+      readonly validUntil: number;
+      /** Who Redis says holds the lock: this lease, someone else, or nobody. */
+      readonly holder: 'self' | 'other' | 'none';
+      /** Redis' PTTL of the lock key (-1: no expiry, -2: absent). */
+      readonly pttl: number;
+    }
+  | {
+      readonly ev: 'exit';
+      readonly w: number;
+      readonly seq: number;
+      readonly t: number;
+      /** The lease's validity deadline at exit (it only grows, with each successful extension). */
+      readonly validUntil: number;
+      /** When the lease's signal aborted (lock lost), if it did. */
+      readonly lostAt: number | undefined;
+      readonly lostReason: string | undefined;
+      /** Whether the write was skipped because the signal had aborted. */
+      readonly skippedWrite: boolean;
+    }
+  | {
+      readonly ev: 'release';
+      readonly w: number;
+      readonly seq: number;
+      readonly t: number;
+      readonly result: 'released' | 'not-held' | 'error';
+      readonly error?: string;
+    }
+  /** Something that must never happen in a worker (an unhandled rejection, an uncaught error). */
+  | { readonly ev: 'crash'; readonly w: number; readonly t: number; readonly error: string };
+
+/** A read or a write at the protected resource, carrying the writer's fencing token. */
+export type ResourceRequest =
+  | { readonly op: 'read'; readonly lock: string; readonly fence: number; readonly w: number }
+  | {
+      readonly op: 'write';
+      readonly lock: string;
+      readonly fence: number;
+      readonly w: number;
+      /** The version the writer read: a different current version means a lost update. */
+      readonly readVersion: number;
+      readonly value: number;
+    };
+
+export type ResourceReply =
+  | { readonly ok: true; readonly version: number; readonly value: number }
+  | { readonly ok: false; readonly reason: 'stale-token'; readonly highest: number };
+
+export type ToWorker =
+  | { readonly type: 'start'; readonly config: WorkerConfig }
+  | { readonly type: 'stop' }
+  | { readonly type: 'close' }
+  | { readonly type: 'resource-reply'; readonly id: number; readonly reply: ResourceReply };
+
+export type FromWorker =
+  | { readonly type: 'ready'; readonly pid: number }
+  | { readonly type: 'started' }
+  | { readonly type: 'events'; readonly events: HistoryEvent[] }
+  /** A scenario may pause the worker when its read arrives: it is then inside its critical section. */
+  | { readonly type: 'resource'; readonly id: number; readonly request: ResourceRequest }
+  | { readonly type: 'stopped' }
+  | { readonly type: 'closed' };

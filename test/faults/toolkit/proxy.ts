@@ -1,0 +1,285 @@
+/**
+ * An in-process TCP proxy between Redis clients and one redis-server, for fault injection.
+ *
+ * It understands RESP framing (see resp.ts) so it always acts on whole commands and replies:
+ * - delay: latency added to every request and every reply, order preserved per direction;
+ * - drop: a chosen command never reaches the server, and the connection is reset;
+ * - swallow-reply: a chosen command reaches the server and applies, but its reply is never
+ *   delivered: the connection is reset instead (the "did it happen?" case clients must survive);
+ * - black-hole: bytes in both directions vanish while connections stay open, as in a partition;
+ *   `heal()` ends it by resetting those connections (their streams lost bytes, so they are
+ *   unusable; in production a TCP keepalive or a client timeout would end them);
+ * - reset: every connection is torn down with a TCP RST.
+ * Pub/sub connections are recognised (SUBSCRIBE) and exempt from per-command rules: their replies
+ * are pushes that do not pair with requests.
+ */
+import { createServer, type Server, Socket } from 'node:net';
+import { scripts } from '../../../src/protocol/scripts.js';
+import { parseRequest, replyEnd } from './resp.js';
+
+export type CommandAction = 'forward' | 'drop' | 'swallow-reply';
+
+export interface ProxiedCommand {
+  /** Upper-case command name (EVALSHA, GET, ...). */
+  readonly name: string;
+  /** For EVAL/EVALSHA of a Locksmith script: its name (`mutex-acquire`, ...). */
+  readonly script: string | undefined;
+  /** Which proxied connection carries it. */
+  readonly connection: number;
+}
+
+/** Decides, per command, what the proxy does with it. */
+export type CommandRule = (command: ProxiedCommand) => CommandAction;
+
+const scriptNames = new Map<string, string>();
+for (const script of Object.values(scripts)) {
+  scriptNames.set(script.sha1, script.name);
+  scriptNames.set(script.source, script.name);
+}
+
+/** The Locksmith script a command runs, if any (by SHA for EVALSHA, by source for EVAL). */
+export function scriptOf(args: readonly string[]): string | undefined {
+  const name = args[0]?.toUpperCase();
+  if (name === 'EVALSHA' || name === 'EVALSHA_RO' || name === 'EVAL' || name === 'EVAL_RO') {
+    return scriptNames.get(args[1] ?? '');
+  }
+  return undefined;
+}
+
+interface Pending {
+  readonly command: ProxiedCommand;
+  readonly swallow: boolean;
+}
+
+interface Link {
+  readonly id: number;
+  readonly client: Socket;
+  server: Socket | undefined;
+  clientBuf: Buffer;
+  serverBuf: Buffer;
+  readonly pending: Pending[];
+  pubsub: boolean;
+  blackholed: boolean;
+  /** A drop or a swallowed reply condemned it: nothing more passes, the reset is on its way. */
+  doomed: boolean;
+  closed: boolean;
+  /** When the last delayed delivery in each direction is due: keeps order under random delays. */
+  toServerAt: number;
+  toClientAt: number;
+}
+
+export interface ProxyStats {
+  connections: number;
+  resets: number;
+  dropped: number;
+  swallowed: number;
+  blackholedBytes: number;
+}
+
+export class FaultProxy {
+  /**
+   * Latency added to each request and each reply, in ms. A function is drawn per frame and told
+   * which way it goes and whether its connection is a pub/sub one (to delay only messages, say).
+   */
+  delay: number | ((frame: { readonly toClient: boolean; readonly pubsub: boolean }) => number) = 0;
+  /** Per-command decision; undefined forwards everything. */
+  rule: CommandRule | undefined;
+  readonly stats: ProxyStats = { connections: 0, resets: 0, dropped: 0, swallowed: 0, blackholedBytes: 0 };
+
+  private readonly links = new Set<Link>();
+  private blackholing = false;
+  private nextId = 1;
+
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+    private readonly target: { host: string; port: number },
+  ) {}
+
+  static async start(target: { host?: string; port: number }): Promise<FaultProxy> {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    const address = server.address();
+    if (!address || typeof address !== 'object') throw new Error('proxy: no address');
+    const proxy = new FaultProxy(server, address.port, {
+      host: target.host ?? '127.0.0.1',
+      port: target.port,
+    });
+    server.on('connection', (socket) => proxy.accept(socket));
+    return proxy;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** From now on bytes vanish both ways on every connection, existing and new. */
+  blackhole(): void {
+    this.blackholing = true;
+    for (const link of this.links) link.blackholed = true;
+  }
+
+  /** Ends a black-hole: the connections it swallowed bytes of are reset; new ones work again. */
+  heal(): void {
+    this.blackholing = false;
+    for (const link of [...this.links]) if (link.blackholed) this.reset(link);
+  }
+
+  get isBlackholing(): boolean {
+    return this.blackholing;
+  }
+
+  /** Resets every connection (TCP RST to the client and the server); resolves with how many. */
+  resetAll(): number {
+    const links = [...this.links];
+    for (const link of links) this.reset(link);
+    return links.length;
+  }
+
+  async close(): Promise<void> {
+    this.resetAll();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(client: Socket): void {
+    this.stats.connections += 1;
+    client.setNoDelay(true);
+    const link: Link = {
+      id: this.nextId++,
+      client,
+      server: undefined,
+      clientBuf: Buffer.alloc(0),
+      serverBuf: Buffer.alloc(0),
+      pending: [],
+      pubsub: false,
+      blackholed: this.blackholing,
+      doomed: false,
+      closed: false,
+      toServerAt: 0,
+      toClientAt: 0,
+    };
+    this.links.add(link);
+    client.on('error', () => this.close1(link));
+    client.on('close', () => this.close1(link));
+    client.on('data', (chunk: Buffer) => this.fromClient(link, chunk));
+    // A black-holed connection never reaches the server, like a SYN lost in a partition.
+    if (!link.blackholed) this.connectServer(link);
+  }
+
+  private connectServer(link: Link): void {
+    const server = new Socket();
+    link.server = server;
+    server.setNoDelay(true);
+    server.on('error', () => this.reset(link));
+    server.on('close', () => this.reset(link));
+    server.on('data', (chunk: Buffer) => this.fromServer(link, chunk));
+    server.connect(this.target.port, this.target.host);
+  }
+
+  private fromClient(link: Link, chunk: Buffer): void {
+    if (link.closed || link.doomed) return;
+    if (link.blackholed) {
+      this.stats.blackholedBytes += chunk.length;
+      return;
+    }
+    link.clientBuf = link.clientBuf.length ? Buffer.concat([link.clientBuf, chunk]) : chunk;
+    let at = 0;
+    for (;;) {
+      const request = parseRequest(link.clientBuf, at);
+      if (!request) break;
+      const frame = link.clientBuf.subarray(at, request.end);
+      at = request.end;
+      const name = (request.args[0] ?? '').toUpperCase();
+      if (name === 'SUBSCRIBE' || name === 'PSUBSCRIBE' || name === 'SSUBSCRIBE') {
+        // Replies on this connection are pushes from now on: stop pairing them with requests.
+        link.pubsub = true;
+        link.pending.length = 0;
+      }
+      const command: ProxiedCommand = { name, script: scriptOf(request.args), connection: link.id };
+      const action = link.pubsub || !this.rule ? 'forward' : this.rule(command);
+      if (action === 'drop') {
+        this.stats.dropped += 1;
+        // Everything before it is delivered first; then the connection dies.
+        link.doomed = true;
+        this.deliver(link, 'toServer', () => this.reset(link));
+        link.clientBuf = Buffer.alloc(0);
+        return;
+      }
+      if (!link.pubsub) link.pending.push({ command, swallow: action === 'swallow-reply' });
+      const copy = Buffer.from(frame);
+      this.deliver(link, 'toServer', () => link.server?.write(copy));
+    }
+    link.clientBuf = at === link.clientBuf.length ? Buffer.alloc(0) : link.clientBuf.subarray(at);
+  }
+
+  private fromServer(link: Link, chunk: Buffer): void {
+    if (link.closed || link.doomed) return;
+    if (link.blackholed) {
+      this.stats.blackholedBytes += chunk.length;
+      return;
+    }
+    if (link.pubsub) {
+      this.deliver(link, 'toClient', () => link.client.write(chunk));
+      return;
+    }
+    link.serverBuf = link.serverBuf.length ? Buffer.concat([link.serverBuf, chunk]) : chunk;
+    let at = 0;
+    for (;;) {
+      const end = replyEnd(link.serverBuf, at);
+      if (end < 0) break;
+      const frame = Buffer.from(link.serverBuf.subarray(at, end));
+      at = end;
+      const pending = link.pending.shift();
+      if (pending?.swallow) {
+        // The command applied on the server; its reply is lost with the connection.
+        this.stats.swallowed += 1;
+        link.doomed = true;
+        this.deliver(link, 'toClient', () => this.reset(link));
+        link.serverBuf = Buffer.alloc(0);
+        return;
+      }
+      this.deliver(link, 'toClient', () => link.client.write(frame));
+    }
+    link.serverBuf = at === link.serverBuf.length ? Buffer.alloc(0) : link.serverBuf.subarray(at);
+  }
+
+  /** Runs `action` after the configured delay, never before an earlier delivery the same way. */
+  private deliver(link: Link, direction: 'toServer' | 'toClient', action: () => void): void {
+    const delay =
+      typeof this.delay === 'function'
+        ? this.delay({ toClient: direction === 'toClient', pubsub: link.pubsub })
+        : this.delay;
+    const now = performance.now();
+    const key = direction === 'toServer' ? 'toServerAt' : 'toClientAt';
+    if (delay <= 0 && link[key] <= now) {
+      action();
+      return;
+    }
+    const at = Math.max(now + Math.max(0, delay), link[key]);
+    link[key] = at;
+    setTimeout(() => {
+      if (!link.closed) action();
+    }, at - now);
+  }
+
+  private reset(link: Link): void {
+    if (link.closed) return;
+    this.stats.resets += 1;
+    this.close1(link);
+  }
+
+  private close1(link: Link): void {
+    if (link.closed) return;
+    link.closed = true;
+    this.links.delete(link);
+    for (const socket of [link.client, link.server]) {
+      if (!socket || socket.destroyed) continue;
+      // An RST, not a FIN: the peer learns at once that the connection is gone.
+      if (socket.readyState === 'open') socket.resetAndDestroy();
+      else socket.destroy();
+    }
+  }
+}

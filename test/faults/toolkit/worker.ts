@@ -1,0 +1,274 @@
+/**
+ * A worker process of the fault suite: takes locks in a loop, and inside each critical section
+ * does a read-modify-write at the parent's fenced resource, logging every step for the checker.
+ *
+ * Started by workers.ts as `node --import tsx worker.ts <index>` with an IPC channel; it serves
+ * one scenario after another (start → stop → close) so a suite pays for process start-up once.
+ * It never exits on its own: a lost lock, a Redis error, anything, is an event, never a crash (a
+ * crash, an unhandled rejection, is itself reported and counted as a violation).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis as IORedis } from 'ioredis';
+import { clientKinds, type TestClient } from '../../fixtures/clients.js';
+import { type HeldLock, type LockAdapter, lockAdapter } from './locks.js';
+import {
+  type FromWorker,
+  type HistoryEvent,
+  mono,
+  type ResourceReply,
+  type ResourceRequest,
+  type ToWorker,
+  type WorkerConfig,
+} from './protocol.js';
+
+const index = Number(process.argv[2] ?? 0);
+const kind = clientKinds[index % clientKinds.length];
+if (!kind) throw new Error('no client kind');
+
+const PROBE_SCRIPT = "return {redis.call('get', KEYS[1]) or '', redis.call('pttl', KEYS[1])}";
+
+function send(message: FromWorker): void {
+  process.send?.(message);
+}
+
+// Events are batched per turn of the event loop: one IPC message carries several.
+let buffered: HistoryEvent[] = [];
+let flushScheduled = false;
+function emit(event: HistoryEvent): void {
+  buffered.push(event);
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(() => {
+    flushScheduled = false;
+    const events = buffered;
+    buffered = [];
+    send({ type: 'events', events });
+  });
+}
+
+process.on('unhandledRejection', (reason) => {
+  emit({ ev: 'crash', w: index, t: mono(), error: `unhandledRejection: ${describe(reason)}` });
+});
+process.on('uncaughtException', (error) => {
+  emit({ ev: 'crash', w: index, t: mono(), error: `uncaughtException: ${describe(error)}` });
+});
+
+function describe(error: unknown): string {
+  if (error instanceof Error)
+    return `${error.name}${'code' in error ? `[${String(error.code)}]` : ''}: ${error.message}`;
+  return String(error);
+}
+
+let nextRequest = 1;
+const pendingRequests = new Map<number, (reply: ResourceReply) => void>();
+function resource(request: ResourceRequest): Promise<ResourceReply> {
+  const id = nextRequest++;
+  return new Promise((resolve) => {
+    pendingRequests.set(id, resolve);
+    send({ type: 'resource', id, request });
+  });
+}
+
+const between = ([min, max]: readonly [number, number]) => min + Math.random() * (max - min);
+
+interface Run {
+  readonly config: WorkerConfig;
+  readonly stop: AbortController;
+  client: TestClient | undefined;
+  probe: IORedis | undefined;
+  done: Promise<void>;
+}
+let run: Run | undefined;
+let seq = 0;
+
+process.on('message', (message: ToWorker) => {
+  switch (message.type) {
+    case 'start':
+      void start(message.config);
+      break;
+    case 'stop':
+      void stop();
+      break;
+    case 'close':
+      void close();
+      break;
+    case 'resource-reply': {
+      const resolve = pendingRequests.get(message.id);
+      pendingRequests.delete(message.id);
+      resolve?.(message.reply);
+      break;
+    }
+  }
+});
+
+async function start(config: WorkerConfig): Promise<void> {
+  const current: Run = {
+    config,
+    stop: new AbortController(),
+    client: undefined,
+    probe: undefined,
+    done: Promise.resolve(),
+  };
+  run = current;
+  current.client = await (kind as NonNullable<typeof kind>).create(config.redisUrl);
+  if (config.probe) {
+    // Direct to Redis, bounded: a paused or dead server makes a probe fail, never hang the loop.
+    current.probe = new IORedis(config.probeUrl, {
+      commandTimeout: 500,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+    });
+    current.probe.on('error', () => {});
+  }
+  const client = current.client.client;
+  const adapters = new Map<string, LockAdapter>(
+    config.lockNames.map((name) => [name, lockAdapter(config.lock, client, name, config)]),
+  );
+  current.done = loop(current, adapters);
+  send({ type: 'started' });
+}
+
+async function stop(): Promise<void> {
+  const current = run;
+  if (!current) return;
+  current.stop.abort(new Error('scenario stopped'));
+  await current.done;
+  // Flush before saying so, so every event of this scenario is in the parent's hands.
+  send({ type: 'events', events: buffered });
+  buffered = [];
+  send({ type: 'stopped' });
+}
+
+async function close(): Promise<void> {
+  const current = run;
+  run = undefined;
+  if (current) {
+    current.probe?.disconnect();
+    await current.client?.close().catch(() => {});
+  }
+  send({ type: 'closed' });
+}
+
+async function loop(current: Run, adapters: Map<string, LockAdapter>): Promise<void> {
+  const { config } = current;
+  while (!current.stop.signal.aborted) {
+    const lock = config.lockNames[Math.floor(Math.random() * config.lockNames.length)] as string;
+    const adapter = adapters.get(lock) as LockAdapter;
+    seq += 1;
+    const id = seq;
+    emit({ ev: 'invoke', w: index, seq: id, lock, t: mono() });
+    let signal = current.stop.signal;
+    let stormTimer: NodeJS.Timeout | undefined;
+    if (config.abortAfterMs) {
+      const storm = new AbortController();
+      stormTimer = setTimeout(() => storm.abort(new Error('abort storm')), between(config.abortAfterMs));
+      signal = AbortSignal.any([signal, storm.signal]);
+    }
+    let held: HeldLock;
+    try {
+      held = await adapter.acquire(signal);
+    } catch (error) {
+      emit({ ev: 'fail', w: index, seq: id, lock, t: mono(), error: describe(error) });
+      await pause(config.thinkMs, current);
+      continue;
+    } finally {
+      clearTimeout(stormTimer);
+    }
+    await holdAndRelease(current, held, lock, id);
+    await pause(config.thinkMs, current);
+  }
+}
+
+async function holdAndRelease(current: Run, held: HeldLock, lock: string, id: number): Promise<void> {
+  const { config } = current;
+  const granted = mono();
+  emit({
+    ev: 'ok',
+    w: index,
+    seq: id,
+    lock,
+    t: granted,
+    fence: held.fence,
+    owner: held.owner,
+    validUntil: held.validUntil(),
+    signalAborted: held.signal.aborted,
+  });
+  let lostAt: number | undefined;
+  let lostReason: string | undefined;
+  const onLost = () => {
+    lostAt = mono();
+    lostReason = describe(held.signal.reason);
+  };
+  if (held.signal.aborted) onLost();
+  else held.signal.addEventListener('abort', onLost, { once: true });
+
+  emit({ ev: 'enter', w: index, seq: id, t: mono() });
+  let skippedWrite = false;
+  if (config.honorSignal && held.signal.aborted) skippedWrite = true;
+  else {
+    const read = await resource({ op: 'read', lock, fence: held.fence, w: index });
+    await sleep(between(config.workMs));
+    if (config.honorSignal && held.signal.aborted) skippedWrite = true;
+    else if (read.ok) {
+      await resource({
+        op: 'write',
+        lock,
+        fence: held.fence,
+        w: index,
+        readVersion: read.version,
+        value: read.value + 1,
+      });
+    }
+  }
+  if (current.probe && held.key) await probe(current.probe, held, id);
+  emit({
+    ev: 'exit',
+    w: index,
+    seq: id,
+    t: mono(),
+    validUntil: held.validUntil(),
+    lostAt,
+    lostReason,
+    skippedWrite,
+  });
+  held.signal.removeEventListener('abort', onLost);
+
+  if (config.extendBeforeRelease) {
+    // Not awaited on purpose: the extension and the release race each other.
+    held.extend().catch(() => {});
+  }
+  try {
+    const released = await held.release();
+    emit({ ev: 'release', w: index, seq: id, t: mono(), result: released ? 'released' : 'not-held' });
+  } catch (error) {
+    emit({ ev: 'release', w: index, seq: id, t: mono(), result: 'error', error: describe(error) });
+  }
+}
+
+/**
+ * Asks Redis, on a direct connection, who holds the lock and for how long, and logs it next to the
+ * lease's own belief; the checker compares them. Skipped when the lease already knows it is over
+ * (nothing to compare) or when Redis does not answer (paused, down).
+ */
+async function probe(redis: IORedis, held: HeldLock, id: number): Promise<void> {
+  const q0 = mono();
+  const validUntil = held.validUntil();
+  if (held.signal.aborted || validUntil <= q0) return;
+  try {
+    const reply = (await redis.eval(PROBE_SCRIPT, 1, held.key as string)) as [string, number];
+    const q1 = mono();
+    const [owner, pttl] = reply;
+    const holder = owner === held.owner ? 'self' : owner === '' ? 'none' : 'other';
+    emit({ ev: 'probe', w: index, seq: id, q0, q1, validUntil, holder, pttl: Number(pttl) });
+  } catch {
+    // No answer: nothing learned.
+  }
+}
+
+async function pause(range: readonly [number, number], current: Run): Promise<void> {
+  const ms = between(range);
+  if (ms <= 0 || current.stop.signal.aborted) return;
+  await sleep(ms, undefined, { signal: current.stop.signal }).catch(() => {});
+}
+
+send({ type: 'ready', pid: process.pid });

@@ -1,0 +1,184 @@
+/**
+ * Regression tests for bugs the fault-injection suite (test/faults) found, one `describe` per bug,
+ * run for every client library against a real redis-server. Each names the scenario that found it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { FairMutex, Lease, Mutex } from '../../src/index.js';
+import type { LeaseBackend } from '../../src/lease/lease.js';
+import { FaultProxy } from '../faults/toolkit/proxy.js';
+import { clientKinds, type TestClient } from '../fixtures/clients.js';
+import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+import { watchUnhandledRejections } from '../fixtures/unhandled.js';
+
+/**
+ * Monotonic time that the test can move forward at once: "the reply to the request just sent
+ * arrives two TTLs later" without waiting for it (what a paused Redis did in the fault suite).
+ */
+class JumpClock {
+  offset = 0;
+  now(): number {
+    return performance.now() + this.offset;
+  }
+}
+
+const TTL = 1_000;
+
+for (const kind of clientKinds) {
+  describe(`regressions (${kind.name})`, () => {
+    let server: RedisServer;
+    let c: TestClient;
+    let unhandled: ReturnType<typeof watchUnhandledRejections>;
+    let n = 0;
+    const name = () => {
+      n += 1;
+      return `regression-${kind.name.replace(/\W/g, '')}-${n}`;
+    };
+
+    before(async () => {
+      server = await startRedis();
+      c = await kind.create(server.url);
+      unhandled = watchUnhandledRejections();
+    });
+
+    after(async () => {
+      unhandled.stop();
+      assert.deepEqual(unhandled.reasons, [], 'no unhandled rejections');
+      await c.close();
+      await server.stop();
+    });
+
+    // Found by "redis paused past TTL" and "redis killed and restarted": an acquire sent just
+    // before the pause got its reply after the lease's validity had run out, and acquire() resolved
+    // with that lease, signal not aborted, so the caller started work the lock no longer covered.
+    describe('a grant that arrives after its validity ran out', () => {
+      test('Mutex.acquire() gives it back and acquires again with a fresh TTL', async () => {
+        const clock = new JumpClock();
+        const mutex = new Mutex(c.client, name(), { ttlMs: TTL, clock });
+        const pending = mutex.acquire();
+        clock.offset += 2 * TTL;
+        const lease = await pending;
+        assert.equal(lease.signal.aborted, false);
+        assert.equal(lease.isHeld, true, 'the lease handed out is valid');
+        assert.ok(lease.remainingMs > TTL / 2, `remaining ${lease.remainingMs} ms`);
+        assert.equal(lease.attempts, 2, 'the late grant cost one more attempt');
+        assert.equal(await c.command('GET', mutex.keys.lock), lease.token);
+        assert.equal(await lease.release(), true);
+      });
+
+      test('Mutex.tryAcquire() gives it back and returns null, leaving the lock free', async () => {
+        const clock = new JumpClock();
+        const mutex = new Mutex(c.client, name(), { ttlMs: TTL, clock });
+        const pending = mutex.tryAcquire();
+        clock.offset += 2 * TTL;
+        assert.equal(await pending, null);
+        assert.equal(Number(await c.command('EXISTS', mutex.keys.lock)), 0, 'not left locked until its TTL');
+        const next = await mutex.tryAcquire();
+        assert.ok(next?.isHeld, 'the next caller gets the lock at once');
+        await next?.release();
+      });
+
+      test('FairMutex never hands it out as held', async () => {
+        const clock = new JumpClock();
+        const mutex = new FairMutex(c.client, name(), { ttlMs: TTL, clock });
+        for (const take of [() => mutex.acquire(), () => mutex.tryAcquire()]) {
+          const pending = take();
+          clock.offset += 2 * TTL;
+          const lease = await pending;
+          if (lease === null) continue;
+          // Whatever the primitive chooses (retry or a lost lease), never "valid: no, signal: live".
+          assert.equal(lease.signal.aborted, !lease.isHeld, 'a lease is either valid or visibly lost');
+          await lease.release();
+          await mutex.releaseToken(lease.token);
+        }
+      });
+    });
+
+    // Found by "workers paused at random (SIGSTOP)" and the soak: a FairMutex waiter that hears its
+    // hand-off only after the handed-off lease expired, and after a newer "queued" reply, takes it
+    // as a fresh grant (Waiter.handOff floors its start at that newer request) and holds the lock
+    // alongside the next owner. Reproduced here by delaying only the waiter's pub/sub messages.
+    // Fixed in Waiter.handOff(): a hand-off whose server time is older than the latest queued
+    // reply is stale (the server saw us not holding after it) and is dropped.
+    test('FairMutex: a hand-off heard after a newer queued reply is not taken as a grant', async () => {
+      const proxy = await FaultProxy.start({ port: server.port });
+      const w = await kind.create(proxy.url);
+      try {
+        const lockName = name();
+        const holder = await new FairMutex(c.client, lockName, { ttlMs: 10_000 }).acquire();
+        const started = performance.now();
+        const at = (ms: number) =>
+          new Promise((r) => setTimeout(r, Math.max(0, started + ms - performance.now())));
+        // W queues at once, then polls every 1.5 s; its lease TTL is 1 s.
+        const waiter = new FairMutex(w.client, lockName, { ttlMs: 1_000, retryDelayMs: 1_500 }).acquire({
+          timeoutMs: 8_000,
+        });
+        const settled = waiter.then(
+          (lease) => lease,
+          () => null,
+        );
+        await at(300); // subscribed by now: from here on W's messages take 1.65 s
+        proxy.delay = ({ toClient, pubsub }) => (toClient && pubsub ? 1_650 : 0);
+        await at(350);
+        await holder.release(); // hand-off to W at ~350, expiring at ~1,350; W hears of it at ~2,000
+        await at(1_400);
+        // The next caller takes the lock once W's handed-off lease expired; W's poll at ~1,500 then
+        // finds it taken and W is queued again; then W hears the old hand-off.
+        const next = await new FairMutex(c.client, lockName, { ttlMs: 10_000 }).acquire({ timeoutMs: 2_000 });
+        const lease = await Promise.race([settled, at(2_300).then(() => undefined)]);
+        if (lease) {
+          const owner = await c.command('GET', `locksmith:{${lockName}}`);
+          assert.ok(
+            !lease.isHeld || owner === lease.token,
+            `W believes it holds the lock; Redis says ${owner}`,
+          );
+          await lease.release();
+        }
+        await next.release();
+        proxy.delay = 0;
+        const late = await settled;
+        await late?.release();
+      } finally {
+        await w.close();
+        await proxy.close();
+      }
+    });
+  });
+}
+
+describe('regressions (no Redis involved)', () => {
+  // The library-wide safety net of the same bug: whatever primitive builds a lease, one whose
+  // validity is already over is lost from the start, its signal aborted before anyone can look.
+  test('a lease built after its validity ran out is born lost', async () => {
+    let released = 0;
+    const backend: LeaseBackend = {
+      extend: async () => true,
+      release: async () => {
+        released += 1;
+        return true;
+      },
+      isHeldBy: async () => true,
+    };
+    const now = performance.now();
+    const lease = new Lease(
+      {
+        name: 'late',
+        token: 't',
+        fencingToken: 1,
+        ttlMs: TTL,
+        sentAt: now - 2 * TTL,
+        attempts: 1,
+        autoExtend: true,
+        driftFactor: 0.01,
+      },
+      backend,
+      { now: () => now },
+    );
+    assert.equal(lease.isHeld, false);
+    assert.equal(lease.signal.aborted, true);
+    assert.equal((lease.signal.reason as { code?: string }).code, 'LOCK_LOST');
+    await assert.rejects(lease.extend(), { code: 'LOCK_LOST' });
+    assert.equal(await lease.release(), false);
+    assert.equal(released, 0);
+  });
+});
