@@ -66,6 +66,13 @@ interface Link {
   /** When the last delayed delivery in each direction is due: keeps order under random delays. */
   toServerAt: number;
   toClientAt: number;
+  /** Deliveries not yet made, oldest first, one queue per direction (see `deliver`). */
+  readonly queues: Record<'toServer' | 'toClient', Delivery[]>;
+}
+
+interface Delivery {
+  readonly at: number;
+  readonly action: () => void;
 }
 
 export interface ProxyStats {
@@ -160,6 +167,7 @@ export class FaultProxy {
       closed: false,
       toServerAt: 0,
       toClientAt: 0,
+      queues: { toServer: [], toClient: [] },
     };
     this.links.add(link);
     client.on('error', () => this.close1(link));
@@ -246,7 +254,13 @@ export class FaultProxy {
     link.serverBuf = at === link.serverBuf.length ? Buffer.alloc(0) : link.serverBuf.subarray(at);
   }
 
-  /** Runs `action` after the configured delay, never before an earlier delivery the same way. */
+  /**
+   * Runs `action` after the configured delay, never before an earlier delivery the same way: TCP
+   * never reorders a byte stream, and a proxy that did would make the client pair replies with the
+   * wrong commands. One timer per direction drains a FIFO queue; a timer per delivery is not
+   * enough, because Node schedules timers from its cached integer loop time, so two deliveries
+   * due a fraction of a millisecond apart could fire in the wrong order (seen in the abort storm).
+   */
   private deliver(link: Link, direction: 'toServer' | 'toClient', action: () => void): void {
     const delay =
       typeof this.delay === 'function'
@@ -254,15 +268,30 @@ export class FaultProxy {
         : this.delay;
     const now = performance.now();
     const key = direction === 'toServer' ? 'toServerAt' : 'toClientAt';
-    if (delay <= 0 && link[key] <= now) {
+    const queue = link.queues[direction];
+    if (delay <= 0 && queue.length === 0) {
       action();
       return;
     }
     const at = Math.max(now + Math.max(0, delay), link[key]);
     link[key] = at;
-    setTimeout(() => {
-      if (!link.closed) action();
-    }, at - now);
+    queue.push({ at, action });
+    if (queue.length === 1) this.drainLater(link, queue);
+  }
+
+  private drainLater(link: Link, queue: Delivery[]): void {
+    const head = queue[0];
+    if (!head) return;
+    setTimeout(
+      () => {
+        if (link.closed) return;
+        const now = performance.now();
+        while (queue.length > 0 && (queue[0] as Delivery).at <= now + 0.5)
+          (queue.shift() as Delivery).action();
+        this.drainLater(link, queue);
+      },
+      Math.max(0, head.at - performance.now()),
+    );
   }
 
   private reset(link: Link): void {
