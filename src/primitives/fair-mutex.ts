@@ -18,6 +18,7 @@ import { scripts } from '../protocol/scripts.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkMs, checkName, checkToken } from '../validation.js';
 import { type AttemptOutcome, acquireWithWaiting } from './acquisition.js';
+import { clientId } from './client-id.js';
 import { grantLease } from './grant-lease.js';
 import { type LockedWork, type LockState, runHolding } from './mutex.js';
 
@@ -41,18 +42,6 @@ const DEFAULT_WAITER_TTL_MS = 30_000;
 
 /** How long a waiter that gives up waits for its "leave the queue" script before rejecting anyway. */
 const LEAVE_WAIT_MS = 1_000;
-
-// Hand-offs are announced on one channel per client (per driver): a waiter's process hears only its
-// own waiters' hand-offs, and a busy lock costs each process one subscription, not one per waiter.
-const clientIds = new WeakMap<RedisDriver, string>();
-function clientId(driver: RedisDriver): string {
-  let id = clientIds.get(driver);
-  if (!id) {
-    id = newToken().slice(0, 16);
-    clientIds.set(driver, id);
-  }
-  return id;
-}
 
 /**
  * A mutual-exclusion lock that serves waiters strictly in arrival order, on one Redis deployment.

@@ -18,6 +18,7 @@ import { validUntil } from '../timing.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkName, checkToken } from '../validation.js';
 import { type AttemptOutcome, acquireWithWaiting } from './acquisition.js';
+import { clientId } from './client-id.js';
 import { grantLease } from './grant-lease.js';
 
 /** A lock's state as Redis sees it right now. */
@@ -51,12 +52,15 @@ export class Mutex {
   readonly keys: LockKeys;
   private readonly driver: RedisDriver;
   private readonly backend: LeaseBackend;
+  /** Where a release wakes this client's waiters (one channel per client and lock). */
+  private readonly wakeChannel: string;
 
   constructor(client: RedisClient, name: string, options?: Partial<LockOptions>) {
     this.name = checkName('name', name);
     this.options = resolveLockOptions(options);
     this.driver = driverFor(client);
     this.keys = lockKeys(this.options.prefix, name);
+    this.wakeChannel = `${this.keys.releasedChannel}:${clientId(this.driver)}`;
     this.backend = {
       extend: async (token, ttlMs) =>
         asInteger('mutex-extend', await this.run('mutexExtend', [this.keys.lock], [token, String(ttlMs)])) ===
@@ -64,7 +68,7 @@ export class Mutex {
       release: async (token) =>
         asInteger(
           'mutex-release',
-          await this.run('mutexRelease', [this.keys.lock], [token, this.keys.releasedChannel]),
+          await this.run('mutexRelease', [this.keys.lock, this.keys.sleepers], [token, this.wakeChannel]),
         ) === 1,
       isHeldBy: async (token) => (await this.inspect()).ownerToken === token,
     };
@@ -78,21 +82,31 @@ export class Mutex {
   async acquire(options?: AcquireOptions): Promise<Lease> {
     const effective = resolveAcquireOptions(options, this.options);
     const token = newToken();
-    const { outcome, attempts } = await acquireWithWaiting({
-      name: this.name,
-      wake: effective.wakeOnRelease
-        ? { hub: hubFor(this.driver), channel: this.keys.releasedChannel }
-        : undefined,
-      timeoutMs: effective.timeoutMs,
-      retries: effective.retries,
-      retryDelayMs: effective.retryDelayMs,
-      retryJitterMs: effective.retryJitterMs,
-      signal: effective.signal,
-      clock: effective.clock,
-      attempt: () => this.attempt(token, effective.ttlMs, effective),
-      releaseAbandoned: () => void this.backend.release(token).catch(() => {}),
-    });
-    return this.lease(token, outcome.fencingToken, outcome.sentAt, attempts, effective);
+    const sleeper = { token, registered: false, wakeable: effective.wakeOnRelease };
+    const deadline = deadlineOf(effective);
+    const giveBack = () => void this.backend.release(token).catch(() => {});
+    try {
+      const { outcome, attempts } = await acquireWithWaiting({
+        name: this.name,
+        wake: effective.wakeOnRelease
+          ? { hub: hubFor(this.driver), channel: this.wakeChannel, accept: (message) => message === token }
+          : undefined,
+        timeoutMs: effective.timeoutMs,
+        retries: effective.retries,
+        retryDelayMs: effective.retryDelayMs,
+        retryJitterMs: effective.retryJitterMs,
+        signal: effective.signal,
+        clock: effective.clock,
+        attempt: () => this.attempt(sleeper, effective, deadline),
+        releaseAbandoned: giveBack,
+      });
+      return this.lease(token, outcome.fencingToken, outcome.sentAt, attempts, effective);
+    } catch (error) {
+      // A waiter that gives up leaves the sleepers (and passes on a wake-up that may have been
+      // meant for it), so no release wastes its one wake-up on a waiter that is gone.
+      if (sleeper.registered) giveBack();
+      throw error;
+    }
   }
 
   /**
@@ -104,7 +118,7 @@ export class Mutex {
     const effective = resolveAcquireOptions(options, this.options, tryAcquireOptionNames);
     effective.signal?.throwIfAborted();
     const token = newToken();
-    const outcome = await this.attempt(token, effective.ttlMs, effective);
+    const outcome = await this.attempt({ token, registered: false, wakeable: false }, effective, 0);
     if (!outcome.acquired) return null;
     if (effective.signal?.aborted) {
       await this.backend.release(token).catch(() => {});
@@ -154,21 +168,40 @@ export class Mutex {
     };
   }
 
+  /**
+   * One attempt. When the lock is taken and the caller can be woken, the script registers it as a
+   * sleeper whose entry lives until `deadline` (capped, and renewed by the next attempt): a
+   * release then wakes one sleeper instead of every waiter.
+   */
   private async attempt(
-    token: string,
-    ttlMs: number,
+    sleeper: Sleeper,
     options: Readonly<LockOptions>,
+    deadline: number,
   ): Promise<AttemptOutcome> {
-    const sentAt = options.clock.now();
-    const reply = await this.run('mutexAcquire', [this.keys.lock, this.keys.fence], [token, String(ttlMs)]);
+    const { clock, ttlMs } = options;
+    const sentAt = clock.now();
+    const lifetimeMs = sleeper.wakeable
+      ? Math.max(1, Math.ceil(Math.min(deadline - sentAt, MAX_SLEEPER_MS)))
+      : 0;
+    const reply = await this.run(
+      'mutexAcquire',
+      [this.keys.lock, this.keys.fence, this.keys.sleepers],
+      [sleeper.token, String(ttlMs), String(lifetimeMs), this.wakeChannel, sleeper.registered ? '1' : '0'],
+    );
     const { ok, value } = asFlagged('mutex-acquire', reply);
-    if (!ok) return { acquired: false, holderPttlMs: value };
+    if (!ok) {
+      if (lifetimeMs > 0) sleeper.registered = true;
+      // Wake before the entry expires, to renew it, if the holder's TTL is not shorter anyway.
+      const renewInMs =
+        lifetimeMs > 0 && lifetimeMs < deadline - sentAt ? lifetimeMs : Number.POSITIVE_INFINITY;
+      return { acquired: false, holderPttlMs: value > 0 ? Math.min(value, renewInMs) : value };
+    }
     // A grant whose reply arrived after its validity ran out (Redis paused, a slow link: found by the
     // fault suite) would be a lease born lost, and a caller would start work the lock no longer
     // covers. Give it back (compare-and-delete, so the key does not sit there until its TTL) and
     // report "not acquired": acquire() tries again while time is left, tryAcquire() returns null.
-    if (validUntil(sentAt, ttlMs, options.driftFactor) <= options.clock.now()) {
-      await this.backend.release(token).catch(() => {});
+    if (validUntil(sentAt, ttlMs, options.driftFactor) <= clock.now()) {
+      await this.backend.release(sleeper.token).catch(() => {});
       return { acquired: false, holderPttlMs: 0 };
     }
     return { acquired: true, fencingToken: value, sentAt };
@@ -200,4 +233,20 @@ export async function runHolding<T>(lease: Lease, work: LockedWork<T>): Promise<
   }
   await lease.release();
   return result;
+}
+
+/** How long a sleeper entry lives at most before its waiter renews it (a waiter wakes to do so). */
+const MAX_SLEEPER_MS = 60_000;
+
+/** One acquire call, as the sleepers set knows it. */
+interface Sleeper {
+  readonly token: string;
+  /** An attempt may have added this call to the sleepers (so success or giving up must remove it). */
+  registered: boolean;
+  /** Whether a release can wake this call (it listens on its wake channel). */
+  readonly wakeable: boolean;
+}
+
+function deadlineOf(options: Readonly<LockOptions>): number {
+  return options.clock.now() + options.timeoutMs;
 }

@@ -8,8 +8,13 @@ export interface LockKeys {
   readonly lock: string;
   /** The fencing counter; never expires, so tokens only grow. */
   readonly fence: string;
-  /** Published to when the lock is released, so waiters wake without polling. */
+  /**
+   * Prefix of the channels a Mutex release wakes a waiter on (one per client: `…:released:<id>`),
+   * so waiters wake without polling.
+   */
   readonly releasedChannel: string;
+  /** Mutex: waiters a release may wake, one at a time (a sorted set by deadline). */
+  readonly sleepers: string;
   /** FairMutex: the FIFO queue of waiter tokens, oldest first (a list). */
   readonly queue: string;
   /** FairMutex: each queued waiter's entry (a hash: token → "deadline|ttl|channel"). */
@@ -26,6 +31,7 @@ export function lockKeys(prefix: string, name: string): LockKeys {
     lock: base,
     fence: `${base}:fence`,
     releasedChannel: `${base}:released`,
+    sleepers: `${base}:sleepers`,
     queue: `${base}:queue`,
     waiters: `${base}:waiters`,
     grantedChannelPrefix: `${base}:granted:`,

@@ -12,8 +12,8 @@ import {
 
 /** Every script Locksmith runs. Key counts must match the KEYS named in each script's header. */
 export const scripts = Object.freeze({
-  mutexAcquire: defineScript('mutex-acquire', mutexAcquireLua, 2),
-  mutexRelease: defineScript('mutex-release', mutexReleaseLua, 1),
+  mutexAcquire: defineScript('mutex-acquire', mutexAcquireLua, 3),
+  mutexRelease: defineScript('mutex-release', mutexReleaseLua, 2),
   mutexExtend: defineScript('mutex-extend', mutexExtendLua, 1),
   mutexInspect: defineScript('mutex-inspect', mutexInspectLua, 2),
   fencedWrite: defineScript('fenced-write', fencedWriteLua, 2),

@@ -7,6 +7,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   fencedWrite,
+  type Lease,
   LockLostError,
   LockTimeoutError,
   Mutex,
@@ -17,6 +18,14 @@ import type { ClientKind, TestClient } from '../fixtures/clients.js';
 import { resetStats, scriptCalls } from '../fixtures/commandstats.js';
 import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 import { watchUnhandledRejections } from '../fixtures/unhandled.js';
+
+async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+}
 
 export function mutexSuite(kind: ClientKind): void {
   describe(`Mutex (${kind.name})`, () => {
@@ -59,7 +68,12 @@ export function mutexSuite(kind: ClientKind): void {
       assert.equal(await a.command('GET', mutex.keys.lock), lease.token);
       const pttl = Number(await a.command('PTTL', mutex.keys.lock));
       assert.ok(pttl > 4_000 && pttl <= 5_000, `server-side TTL ${pttl}`);
-      for (const key of [mutex.keys.lock, mutex.keys.fence, mutex.keys.releasedChannel]) {
+      for (const key of [
+        mutex.keys.lock,
+        mutex.keys.fence,
+        mutex.keys.releasedChannel,
+        mutex.keys.sleepers,
+      ]) {
         assert.equal(key.match(/\{([^}]*)\}/)?.[1], mutex.name);
       }
       assert.equal(await lease.release(), true);
@@ -187,6 +201,70 @@ export function mutexSuite(kind: ClientKind): void {
       assert.equal(late, early, 'no calls while waiting');
       await held.release();
       await Promise.all(waiters);
+    });
+
+    test('a release wakes one waiter, not all of them', async () => {
+      const mutex = new Mutex(a.client, name(), { ttlMs: 30_000 });
+      const held = await mutex.acquire();
+      const leases: Lease[] = [];
+      const waiters = Array.from({ length: 5 }, () =>
+        new Mutex(b.client, mutex.name).acquire({ timeoutMs: 20_000 }).then((lease) => {
+          leases.push(lease);
+        }),
+      );
+      await sleep(300); // every waiter has tried, registered and subscribed
+      await resetStats(server);
+      await held.release();
+      await sleep(500);
+      assert.equal(leases.length, 1, 'exactly one waiter woke and took the lock');
+      const calls = await scriptCalls(server);
+      assert.ok(calls <= 3, `${calls} script calls for one release and one wake-up (a broadcast would be 6)`);
+      // Hand the lock down the line: each release wakes the next.
+      for (let i = 1; i <= 5; i += 1) {
+        await leases[i - 1]?.release();
+        if (i < 5) await waitFor(() => leases.length === i + 1);
+      }
+      await Promise.all(waiters);
+      assert.equal(await mutex.isLocked(), false);
+      assert.equal(Number(await a.command('EXISTS', mutex.keys.sleepers)), 0, 'no sleeper left behind');
+    });
+
+    test('a waiter that gives up leaves the sleepers, so the next release wakes someone who waits', async () => {
+      const mutex = new Mutex(a.client, name(), { ttlMs: 20_000 });
+      const held = await mutex.acquire();
+      // The impatient waiter registers first and has the earliest deadline: it would be woken first.
+      const impatient = new Mutex(b.client, mutex.name).acquire({ timeoutMs: 300 });
+      await sleep(50);
+      const patient = new Mutex(b.client, mutex.name).acquire({ timeoutMs: 15_000 });
+      await assert.rejects(impatient, LockTimeoutError);
+      await sleep(100);
+      const started = performance.now();
+      await held.release();
+      const lease = await patient;
+      const waited = performance.now() - started;
+      assert.ok(waited < 3_000, `woken ${waited} ms after the release, not at the holder's TTL`);
+      await lease.release();
+    });
+
+    test('a sleeper whose process is gone is skipped (PUBLISH reached nobody)', async () => {
+      const mutex = new Mutex(a.client, name(), { ttlMs: 20_000 });
+      const held = await mutex.acquire();
+      const waiting = new Mutex(b.client, mutex.name).acquire({ timeoutMs: 15_000 });
+      await sleep(200);
+      // A dead process's entry, on a channel nobody listens to: still within its deadline (server
+      // time; same machine) and due before the live waiter's (15 s), so it is popped first and only
+      // PUBLISH's receiver count can tell that nobody is there.
+      await a.command(
+        'ZADD',
+        mutex.keys.sleepers,
+        String(Date.now() + 5_000),
+        `dead-waiter|${mutex.keys.releasedChannel}:gone`,
+      );
+      const started = performance.now();
+      await held.release();
+      const lease = await waiting;
+      assert.ok(performance.now() - started < 3_000, 'the live waiter was woken');
+      await lease.release();
     });
 
     test('a crashed holder is replaced after its TTL', async () => {
