@@ -1,6 +1,4 @@
-import { driverFor, type RedisClient } from '../adapters/detect.js';
-import type { RedisDriver } from '../adapters/driver.js';
-import { runScript } from '../adapters/run-script.js';
+import { type RedisClient } from '../adapters/detect.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
 import type { Clock } from '../clock.js';
 import type { Lease, LeaseBackend } from '../lease/lease.js';
@@ -13,14 +11,13 @@ import {
   tryAcquireOptionNames,
 } from '../options.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
-import { asArray, asInteger, asString } from '../protocol/replies.js';
-import { scripts } from '../protocol/scripts.js';
+import { asArray, asInteger, } from '../protocol/replies.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkMs, checkName, checkToken } from '../validation.js';
 import { type AttemptOutcome, acquireWithWaiting } from './acquisition.js';
 import { clientId } from './client-id.js';
-import { grantLease } from './grant-lease.js';
-import { type LockedWork, type LockState, runHolding } from './mutex.js';
+import { type LockedWork, runHolding } from './mutex.js';
+import { decodeLockState, type LockState, ScriptedLock } from './scripted-lock.js';
 
 /** How a FairMutex behaves: the Mutex's options, plus how long a queued waiter's place outlives it. */
 export interface FairLockOptions extends LockOptions {
@@ -63,20 +60,17 @@ const LEAVE_WAIT_MS = 1_000;
  * Do not mix a FairMutex and a Mutex on the same name: a Mutex takes a free lock without looking
  * at the queue.
  */
-export class FairMutex {
-  readonly name: string;
+export class FairMutex extends ScriptedLock {
   /** The effective options (defaults merged with yours); frozen. */
   readonly options: Readonly<FairLockOptions>;
   readonly keys: LockKeys;
-  private readonly driver: RedisDriver;
-  private readonly backend: LeaseBackend;
+  protected readonly backend: LeaseBackend;
   private readonly grantedChannel: string;
 
   constructor(client: RedisClient, name: string, options?: Partial<FairLockOptions>) {
-    this.name = checkName('name', name);
+    super(client, checkName('name', name));
     const { waiterTtlMs, lockOptions } = splitOptions(options);
     this.options = Object.freeze({ ...resolveLockOptions(lockOptions), waiterTtlMs });
-    this.driver = driverFor(client);
     this.keys = lockKeys(this.options.prefix, name);
     this.grantedChannel = `${this.keys.grantedChannelPrefix}${clientId(this.driver)}`;
     this.backend = {
@@ -123,7 +117,10 @@ export class FairMutex {
       throw error;
     }
     const { outcome, attempts } = acquired;
-    return this.lease(token, outcome.fencingToken, outcome.sentAt, attempts, effective);
+    return this.lease(
+      { token, fencingToken: outcome.fencingToken, sentAt: outcome.sentAt, attempts },
+      effective,
+    );
   }
 
   /**
@@ -147,7 +144,7 @@ export class FairMutex {
       await this.releaseOrLeave(token).catch(() => {});
       throw effective.signal.reason;
     }
-    return this.lease(token, value, sentAt, 1, effective);
+    return this.lease({ token, fencingToken: value, sentAt, attempts: 1 }, effective);
   }
 
   /**
@@ -175,20 +172,9 @@ export class FairMutex {
 
   /** The lock's state and queue length in Redis, in one round trip. */
   async inspect(): Promise<FairLockState> {
-    const reply = asArray(
-      'fair-inspect',
-      await this.run('fairInspect', [this.keys.lock, this.keys.fence, this.keys.queue], []),
-      4,
-    );
-    const owner = asString('fair-inspect', reply[0]);
-    const pttl = asInteger('fair-inspect', reply[1]);
-    return {
-      locked: owner !== '',
-      ownerToken: owner === '' ? undefined : owner,
-      remainingTtlMs: owner === '' ? undefined : pttl,
-      lastFencingToken: asInteger('fair-inspect', reply[2]),
-      queueLength: asInteger('fair-inspect', reply[3]),
-    };
+    const reply = await this.run('fairInspect', [this.keys.lock, this.keys.fence, this.keys.queue], []);
+    const [state, [queueLength]] = decodeLockState('fair-inspect', reply, 1);
+    return { ...state, queueLength: queueLength as number };
   }
 
   /**
@@ -232,20 +218,6 @@ export class FairMutex {
 
   private async releaseOrLeave(token: string): Promise<boolean> {
     return asInteger('fair-release', await this.run('fairRelease', this.fairKeys(), [token])) === 1;
-  }
-
-  private lease(
-    token: string,
-    fencingToken: number,
-    sentAt: number,
-    attempts: number,
-    options: Readonly<LockOptions>,
-  ): Lease {
-    return grantLease(this.name, this.backend, { token, fencingToken, sentAt, attempts }, options);
-  }
-
-  private run(script: keyof typeof scripts, keys: string[], args: string[]): Promise<unknown> {
-    return runScript(this.driver, scripts[script], keys, args);
   }
 }
 

@@ -1,6 +1,4 @@
-import { driverFor, type RedisClient } from '../adapters/detect.js';
-import type { RedisDriver } from '../adapters/driver.js';
-import { runScript } from '../adapters/run-script.js';
+import { type RedisClient } from '../adapters/detect.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
 import type { Lease, LeaseBackend } from '../lease/lease.js';
 import {
@@ -12,26 +10,15 @@ import {
   tryAcquireOptionNames,
 } from '../options.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
-import { asArray, asFlagged, asInteger, asString } from '../protocol/replies.js';
-import { scripts } from '../protocol/scripts.js';
+import { asFlagged, asInteger, } from '../protocol/replies.js';
 import { validUntil } from '../timing.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkName, checkToken } from '../validation.js';
 import { type AttemptOutcome, acquireWithWaiting } from './acquisition.js';
 import { clientId } from './client-id.js';
-import { grantLease } from './grant-lease.js';
+import { decodeLockState, type LockState, ScriptedLock } from './scripted-lock.js';
 
-/** A lock's state as Redis sees it right now. */
-export interface LockState {
-  /** Whether anyone holds the lock. */
-  readonly locked: boolean;
-  /** The holder's owner token, when locked. */
-  readonly ownerToken: string | undefined;
-  /** Milliseconds until the holder's lease expires (undefined when free). */
-  readonly remainingTtlMs: number | undefined;
-  /** The fencing token of the latest acquisition (0 if never acquired). */
-  readonly lastFencingToken: number;
-}
+export type { LockState } from './scripted-lock.js';
 
 /** The work `using()` runs while holding the lock. */
 export type LockedWork<T> = (signal: AbortSignal, lease: Lease) => T | Promise<T>;
@@ -45,20 +32,17 @@ export type LockedWork<T> = (signal: AbortSignal, lease: Lease) => T | Promise<T
  * await saveOrder(order, { fencingToken: lease.fencingToken, signal: lease.signal });
  * ```
  */
-export class Mutex {
-  readonly name: string;
+export class Mutex extends ScriptedLock {
   /** The effective options (defaults merged with yours); frozen. */
   readonly options: Readonly<LockOptions>;
   readonly keys: LockKeys;
-  private readonly driver: RedisDriver;
-  private readonly backend: LeaseBackend;
+  protected readonly backend: LeaseBackend;
   /** Where a release wakes this client's waiters (one channel per client and lock). */
   private readonly wakeChannel: string;
 
   constructor(client: RedisClient, name: string, options?: Partial<LockOptions>) {
-    this.name = checkName('name', name);
+    super(client, checkName('name', name));
     this.options = resolveLockOptions(options);
-    this.driver = driverFor(client);
     this.keys = lockKeys(this.options.prefix, name);
     this.wakeChannel = `${this.keys.releasedChannel}:${clientId(this.driver)}`;
     this.backend = {
@@ -100,7 +84,10 @@ export class Mutex {
         attempt: () => this.attempt(sleeper, effective, deadline),
         releaseAbandoned: giveBack,
       });
-      return this.lease(token, outcome.fencingToken, outcome.sentAt, attempts, effective);
+      return this.lease(
+        { token, fencingToken: outcome.fencingToken, sentAt: outcome.sentAt, attempts },
+        effective,
+      );
     } catch (error) {
       // A waiter that gives up leaves the sleepers (and passes on a wake-up that may have been
       // meant for it), so no release wastes its one wake-up on a waiter that is gone.
@@ -124,7 +111,10 @@ export class Mutex {
       await this.backend.release(token).catch(() => {});
       throw effective.signal.reason;
     }
-    return this.lease(token, outcome.fencingToken, outcome.sentAt, 1, effective);
+    return this.lease(
+      { token, fencingToken: outcome.fencingToken, sentAt: outcome.sentAt, attempts: 1 },
+      effective,
+    );
   }
 
   /**
@@ -153,19 +143,8 @@ export class Mutex {
 
   /** The lock's state in Redis, in one round trip. */
   async inspect(): Promise<LockState> {
-    const reply = asArray(
-      'mutex-inspect',
-      await this.run('mutexInspect', [this.keys.lock, this.keys.fence], []),
-      3,
-    );
-    const owner = asString('mutex-inspect', reply[0]);
-    const pttl = asInteger('mutex-inspect', reply[1]);
-    return {
-      locked: owner !== '',
-      ownerToken: owner === '' ? undefined : owner,
-      remainingTtlMs: owner === '' ? undefined : pttl,
-      lastFencingToken: asInteger('mutex-inspect', reply[2]),
-    };
+    const reply = await this.run('mutexInspect', [this.keys.lock, this.keys.fence], []);
+    return decodeLockState('mutex-inspect', reply)[0];
   }
 
   /**
@@ -205,20 +184,6 @@ export class Mutex {
       return { acquired: false, holderPttlMs: 0 };
     }
     return { acquired: true, fencingToken: value, sentAt };
-  }
-
-  private lease(
-    token: string,
-    fencingToken: number,
-    sentAt: number,
-    attempts: number,
-    options: Readonly<LockOptions>,
-  ): Lease {
-    return grantLease(this.name, this.backend, { token, fencingToken, sentAt, attempts }, options);
-  }
-
-  private run(script: keyof typeof scripts, keys: string[], args: string[]): Promise<unknown> {
-    return runScript(this.driver, scripts[script], keys, args);
   }
 }
 
