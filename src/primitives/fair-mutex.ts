@@ -1,4 +1,4 @@
-import { type RedisClient } from '../adapters/detect.js';
+import type { RedisClient } from '../adapters/detect.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
 import type { Clock } from '../clock.js';
 import type { Lease, LeaseBackend } from '../lease/lease.js';
@@ -11,7 +11,7 @@ import {
   tryAcquireOptionNames,
 } from '../options.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
-import { asArray, asInteger, } from '../protocol/replies.js';
+import { asArray, asInteger } from '../protocol/replies.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkMs, checkName, checkToken } from '../validation.js';
 import { type AttemptOutcome, acquireWithWaiting } from './acquisition.js';

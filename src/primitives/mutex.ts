@@ -1,4 +1,4 @@
-import { type RedisClient } from '../adapters/detect.js';
+import type { RedisClient } from '../adapters/detect.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
 import type { Lease, LeaseBackend } from '../lease/lease.js';
 import {
@@ -10,7 +10,7 @@ import {
   tryAcquireOptionNames,
 } from '../options.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
-import { asFlagged, asInteger, } from '../protocol/replies.js';
+import { asFlagged, asInteger } from '../protocol/replies.js';
 import { validUntil } from '../timing.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkName, checkToken } from '../validation.js';
