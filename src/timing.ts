@@ -32,9 +32,10 @@ export function nextWaitMs(input: {
   random: () => number;
 }): number {
   const { holderPttlMs, retryDelayMs, jitterMs, remainingMs, random } = input;
-  // A key without expiry reports -1; a key that vanished meanwhile, -2. Neither tells us a bound,
-  // so fall back to the retry delay (or a short default) and try again.
-  const holderBound = holderPttlMs > 0 ? holderPttlMs : (retryDelayMs ?? 50);
+  // PTTL 0 is a lock in its last millisecond (Redis rounds down): it is free in about 1 ms. A key
+  // without expiry reports -1; a key that vanished meanwhile, -2. Neither tells us a bound, so fall
+  // back to the retry delay (or a short default) and try again.
+  const holderBound = holderPttlMs >= 0 ? Math.max(1, holderPttlMs) : (retryDelayMs ?? 50);
   const base = Math.min(holderBound, retryDelayMs ?? Number.POSITIVE_INFINITY);
   const jitter = jitterMs > 0 ? Math.floor(random() * (jitterMs + 1)) : 0;
   return Math.max(0, Math.min(base + jitter, remainingMs));

@@ -208,7 +208,9 @@ export class FairMutex extends ScriptedLock {
     // is what hands the lock on.
     const renewInMs =
       entryTtlMs < remainingMs ? Math.max(1, Math.floor(entryTtlMs / 3)) : Number.POSITIVE_INFINITY;
-    const holderPttlMs = value > 0 ? value : Number.POSITIVE_INFINITY;
+    // PTTL 0 is a lock in its last millisecond (Redis rounds down): try again at once, since a holder
+    // that crashed will never hand it on. Only a lock without expiry (-1) leaves us to the message.
+    const holderPttlMs = value >= 0 ? Math.max(1, value) : Number.POSITIVE_INFINITY;
     return { acquired: false, holderPttlMs: Math.min(renewInMs, holderPttlMs) };
   }
 

@@ -29,6 +29,10 @@ describe('next wait', () => {
     assert.equal(nextWaitMs({ ...base, holderPttlMs: 5000, remainingMs: 7 }), 7);
   });
 
+  test('PTTL 0 (the lock is in its last millisecond) retries in 1 ms, not later', () => {
+    assert.equal(nextWaitMs({ ...base, holderPttlMs: 0 }), 1);
+  });
+
   test('a key without expiry (-1) or gone (-2) falls back to the retry delay, or 50 ms', () => {
     assert.equal(nextWaitMs({ ...base, holderPttlMs: -1 }), 50);
     assert.equal(nextWaitMs({ ...base, holderPttlMs: -2, retryDelayMs: 20 }), 20);
