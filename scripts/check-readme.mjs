@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Type-checks every ```ts block of README.md against the sources: each block becomes a module in
-// .tmp/readme/, `locksmith` resolves to src/index.ts, and tsc must accept them all. Blocks must be
-// self-contained (their own imports and clients), which keeps them copy-pasteable.
+// .tmp/readme/, the package's own name (package.json `name`, i.e. `redis-locksmith`) resolves to
+// src/index.ts, and tsc must accept them all. Blocks must be self-contained (their own imports and
+// clients), which keeps them copy-pasteable.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -12,6 +13,8 @@ const out = join(root, '.tmp/readme');
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 
+// Read from package.json so that a rename cannot leave the README importing a name nothing resolves.
+const packageName = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).name;
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
 if (blocks.length === 0) throw new Error('README.md has no ```ts blocks to check');
@@ -26,7 +29,7 @@ writeFileSync(
     compilerOptions: {
       noEmit: true,
       rootDir: '../..',
-      paths: { locksmith: ['../../src/index.ts'] },
+      paths: { [packageName]: ['../../src/index.ts'] },
       noUnusedLocals: false,
     },
     include: ['./*.ts'],

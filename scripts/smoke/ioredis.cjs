@@ -1,0 +1,31 @@
+// Tarball smoke test, CommonJS with ioredis: what a user writes after `npm install redis-locksmith ioredis`.
+// scripts/smoke-tarball.mjs runs it from a scratch project with REDIS_URL set; it must exit by itself.
+const assert = require('node:assert/strict');
+const { Redis } = require('ioredis');
+const { Mutex } = require('redis-locksmith');
+
+async function main() {
+  const redis = new Redis(process.env.REDIS_URL);
+  try {
+    const mutex = new Mutex(redis, 'smoke:cjs', { ttlMs: 10_000 });
+    const first = await mutex.acquire();
+    assert.ok(
+      Number.isSafeInteger(first.fencingToken) && first.fencingToken > 0,
+      `fencingToken ${first.fencingToken}`,
+    );
+    // A second caller waits (subscribed to the release channel) until the first releases.
+    const waiting = mutex.acquire({ timeoutMs: 5_000 });
+    assert.equal(await first.release(), true);
+    const second = await waiting;
+    assert.ok(second.fencingToken > first.fencingToken, 'fencing tokens increase');
+    assert.equal(await second.release(), true);
+  } finally {
+    await redis.quit();
+  }
+  console.log('ok');
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,32 @@
+// Tarball smoke test, CommonJS with node-redis: what a user writes after `npm install redis-locksmith redis`.
+// scripts/smoke-tarball.mjs runs it from a scratch project with REDIS_URL set; it must exit by itself.
+const assert = require('node:assert/strict');
+const { Mutex } = require('redis-locksmith');
+const { createClient } = require('redis');
+
+async function main() {
+  const client = await createClient({ url: process.env.REDIS_URL }).connect();
+  try {
+    const mutex = new Mutex(client, 'smoke:cjs', { ttlMs: 10_000 });
+    const first = await mutex.acquire();
+    assert.ok(
+      Number.isSafeInteger(first.fencingToken) && first.fencingToken > 0,
+      `fencingToken ${first.fencingToken}`,
+    );
+    // A second caller waits (subscribed to the release channel) until the first releases.
+    const waiting = mutex.acquire({ timeoutMs: 5_000 });
+    assert.equal(await first.release(), true);
+    const second = await waiting;
+    assert.ok(second.fencingToken > first.fencingToken, 'fencing tokens increase');
+    assert.equal(await second.release(), true);
+  } finally {
+    // quit() exists on node-redis 4, 5 and 6 (5 and 6 also have close()).
+    await client.quit();
+  }
+  console.log('ok');
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});
