@@ -9,8 +9,12 @@ export type LockErrorCode =
   | 'ALREADY_ACQUIRED'
   | 'LOCK_LOST'
   | 'NOT_HELD'
-  | 'QUORUM'
-  | 'UNSUPPORTED_CLIENT';
+  | 'UNSUPPORTED_CLIENT'
+  | 'UNSUPPORTED_SERVER'
+  | 'CLIENT_CLOSED'
+  | 'REDIS_UNAVAILABLE'
+  | 'REDIS_ERROR'
+  | 'UNEXPECTED_REPLY';
 
 export class LockError extends Error {
   override readonly name: string = 'LockError';
@@ -45,10 +49,12 @@ export class TooManyAttemptsError extends LockError {
   constructor(
     readonly lockName: string,
     readonly attempts: number,
+    options?: { cause?: unknown },
   ) {
     super(
       'TOO_MANY_ATTEMPTS',
       `Gave up on lock "${lockName}" after ${attempts} attempts: it is held by another owner`,
+      options,
     );
   }
 }
@@ -102,5 +108,76 @@ export class UnsupportedClientError extends LockError {
   override readonly name = 'UnsupportedClientError';
   constructor(detail: string) {
     super('UNSUPPORTED_CLIENT', `Expected an ioredis or node-redis (v4+) client, got ${detail}`);
+  }
+}
+
+/** The server is older than Locksmith needs (Redis 5: ZPOPMIN, script effects replication). */
+export class UnsupportedServerError extends LockError {
+  override readonly name = 'UnsupportedServerError';
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super('UNSUPPORTED_SERVER', `Locksmith needs Redis 5 or later: ${detail}`, options);
+  }
+}
+
+/**
+ * The client cannot send commands and will not by itself: it was closed (`quit()`, `disconnect()`),
+ * or a node-redis client was never `connect()`ed. Retrying cannot help; the message says what to do.
+ */
+export class ClientClosedError extends LockError {
+  override readonly name = 'ClientClosedError';
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super('CLIENT_CLOSED', `The Redis client cannot send commands: ${detail}`, options);
+  }
+}
+
+/**
+ * Redis could not be reached (connection refused or reset, no reply in time) for as long as the
+ * operation could wait. `cause` is the client's last error. The lock state is unknown: anything this
+ * call may have taken was given back best-effort, and expires by its TTL otherwise.
+ */
+export class RedisUnavailableError extends LockError {
+  override readonly name = 'RedisUnavailableError';
+  constructor(
+    readonly lockName: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super('REDIS_UNAVAILABLE', `Redis is unavailable for lock "${lockName}": ${detail}`, options);
+  }
+}
+
+/**
+ * Redis refused a command in a way a retry cannot fix (missing ACL permission, a wrong key type, a
+ * script error). `cause` is the server's error.
+ */
+export class RedisCommandError extends LockError {
+  override readonly name = 'RedisCommandError';
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super('REDIS_ERROR', detail, options);
+  }
+}
+
+/** A script's reply did not have the shape Locksmith expects (a proxy or client that alters replies). */
+export class UnexpectedReplyError extends LockError {
+  override readonly name = 'UnexpectedReplyError';
+  constructor(
+    readonly script: string,
+    readonly reply: unknown,
+  ) {
+    super(
+      'UNEXPECTED_REPLY',
+      `Unexpected reply from Locksmith script ${script}: ${safeJson(reply)}. Is a proxy or client option ` +
+        'changing replies (e.g. a node-redis type mapping)?',
+    );
+  }
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return (
+      JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)) ?? String(value)
+    );
+  } catch {
+    return String(value);
   }
 }

@@ -1,7 +1,7 @@
 /**
- * The whole surface Locksmith needs from a Redis client: run a script by SHA or by source, and
- * open a connection for subscriptions. Adapters implement it and hold no lock logic, so a new
- * client (or a test double for pure logic) is one small file.
+ * The whole surface Locksmith needs from a Redis client: run a script by SHA or by source, say
+ * whether the client can send at all, and open a connection for subscriptions. Adapters implement
+ * it and hold no lock logic, so a new client (or a test double for pure logic) is one small file.
  */
 export interface RedisDriver {
   /** Which client library is behind this driver (for diagnostics). */
@@ -10,7 +10,16 @@ export interface RedisDriver {
   evalSha(sha1: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** EVAL; also loads the script into the server's cache for later EVALSHA calls. */
   eval(source: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
-  /** Opens a dedicated connection in subscriber mode; every message goes to `onMessage`. */
+  /**
+   * Why the client cannot send commands and will not by itself (closed, never connected), with
+   * what to do about it; undefined when it can or will (connected, connecting, reconnecting).
+   * Cheap: it reads the client's own state, no round trip.
+   */
+  closedReason(): string | undefined;
+  /**
+   * Opens Locksmith's own connection in subscriber mode, with the options waiting needs whatever
+   * the user's client has; every message goes to `onMessage`. If opening fails, nothing is left open.
+   */
   openSubscriber(onMessage: (channel: string, message: string) => void): Promise<SubscriberConnection>;
 }
 

@@ -1,14 +1,18 @@
 import type { Script } from '../protocol/script.js';
 import type { RedisDriver } from './driver.js';
+import { evalScript } from './eval-script.js';
+import { ensureServerSupported } from './server-check.js';
 
-function isNoScript(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('NOSCRIPT');
-}
+export { isTransientRedisError } from './classify-error.js';
 
 /**
- * Runs a script by SHA and falls back to its source when the server's script cache does not have
- * it (a restart, a failover, SCRIPT FLUSH). Written once for every adapter: the fallback is a
- * protocol rule, not a client feature.
+ * Runs one of Locksmith's scripts: EVALSHA, falling back to EVAL on NOSCRIPT, once the client's
+ * server has been checked (once per client) to be Redis 5 or later.
+ *
+ * Rejects with a `LockError` for anything a retry cannot fix: `ClientClosedError` (closed or never
+ * connected client; checked before sending), `RedisCommandError` (the server refused the script:
+ * NOPERM, WRONGTYPE, ERR, ...), `UnsupportedServerError`, `UnexpectedReplyError`. Any other
+ * rejection is a connectivity problem the caller may retry while it has time.
  */
 export async function runScript(
   driver: RedisDriver,
@@ -19,20 +23,6 @@ export async function runScript(
   if (keys.length !== script.keyCount) {
     throw new Error(`Script ${script.name} takes ${script.keyCount} keys, was given ${keys.length}`);
   }
-  try {
-    return await driver.evalSha(script.sha1, keys, args);
-  } catch (error) {
-    if (!isNoScript(error)) throw error;
-    return driver.eval(script.source, keys, args);
-  }
-}
-
-/**
- * Whether an error from Redis might go away on a retry (a dropped connection, a server loading
- * its data or busy), as opposed to a mistake that would fail again (a wrong key type, a Lua error,
- * missing permissions).
- */
-export function isTransientRedisError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  return !/^(ERR|WRONGTYPE|NOPERM|WRONGPASS|NOAUTH|NOSCRIPT|EXECABORT)\b/.test(error.message);
+  await ensureServerSupported(driver, keys[0]);
+  return evalScript(driver, script, keys, args);
 }

@@ -1,3 +1,5 @@
+import { emitLockEvent } from '../events.js';
+import { contextOf } from './client-context.js';
 import type { RedisDriver, SubscriberConnection } from './driver.js';
 
 /**
@@ -58,8 +60,12 @@ export class SubscriberHub {
     return this.attach(channel, state, accept);
   }
 
-  /** A watch that is live once this resolves: every message published afterwards reaches it. */
-  async watch(channel: string, accept?: MessageFilter): Promise<ChannelWatch> {
+  /**
+   * A watch that is live once this resolves: every message published afterwards reaches it. When
+   * subscribing fails, it rejects with the client's error, and, given the `lockName` the watch is
+   * for, reports a `subscribe-failed` event for it (the caller then waits without messages).
+   */
+  async watch(channel: string, accept?: MessageFilter, lockName?: string): Promise<ChannelWatch> {
     let state = this.channels.get(channel);
     if (!state) {
       const created: ChannelState = {
@@ -77,6 +83,7 @@ export class SubscriberHub {
       await state.ready;
     } catch (error) {
       watch.close();
+      if (lockName !== undefined) emitLockEvent({ type: 'subscribe-failed', lockName, error });
       throw error;
     }
     return watch;
@@ -92,17 +99,31 @@ export class SubscriberHub {
   }
 
   private async subscribe(channel: string, state: ChannelState): Promise<void> {
+    this.connection ??= this.open();
+    const connection = this.connection;
     try {
-      this.connection ??= this.driver.openSubscriber((from, message) => this.deliver(from, message));
-      const connection = await this.connection;
-      await connection.subscribe(channel);
+      await (await connection).subscribe(channel);
       state.active = true;
     } catch (error) {
       // Forget the failed state so the next waiter tries again instead of inheriting the failure.
       if (this.channels.get(channel) === state) this.channels.delete(channel);
-      this.connection = undefined;
+      // A connection no channel uses any more is closed now: left open (SUBSCRIBE refused by an
+      // ACL, failed by a client option), it kept the process alive, one more per waiting acquire.
+      if (this.channels.size === 0 && this.connection === connection) {
+        this.connection = undefined;
+        void connection.then((c) => c.close()).catch(() => {});
+      }
       throw error;
     }
+  }
+
+  /** Opens the connection; a failed opening is forgotten at once (the driver closed what it opened). */
+  private open(): Promise<SubscriberConnection> {
+    const opening = this.driver.openSubscriber((from, message) => this.deliver(from, message));
+    opening.catch(() => {
+      if (this.connection === opening) this.connection = undefined;
+    });
+    return opening;
   }
 
   private deliver(channel: string, message: string): void {
@@ -184,14 +205,9 @@ function waitForMessage(
   });
 }
 
-const hubs = new WeakMap<RedisDriver, SubscriberHub>();
-
 /** The hub shared by every lock built on the same client. */
 export function hubFor(driver: RedisDriver): SubscriberHub {
-  let hub = hubs.get(driver);
-  if (!hub) {
-    hub = new SubscriberHub(driver);
-    hubs.set(driver, hub);
-  }
-  return hub;
+  const context = contextOf(driver);
+  context.hub ??= new SubscriberHub(driver);
+  return context.hub;
 }
