@@ -7,14 +7,17 @@ import { checkCount, checkKey } from './validation.js';
 export interface FencedWriteResult {
   /** Whether the write was applied. */
   readonly written: boolean;
-  /** The token that was written, or the higher one that made this write stale. */
+  /** The token that was written, or the higher one accepted before that made this write stale. */
   readonly highestToken: number;
 }
 
 /**
  * The resource side of fencing, for a resource kept in Redis: sets `key` to `value` only when
- * `fencingToken` is greater than every token accepted for `key` before, atomically. A holder that
- * was paused past its TTL comes back with an old token and its write is refused.
+ * `fencingToken` is at least every token accepted for `key` before, atomically. The holder may
+ * write as often as it likes under one lease (its token equals the last one accepted); a holder
+ * that was paused past its TTL comes back with a lower token than its successor's and its write
+ * is refused. Tokens stay increasing across a restart of the lock's Redis without persistence
+ * (they are floored at the server's clock in µs), so the refusal holds then too.
  * (The token is remembered in `key:fence`, in the same Cluster slot as `key` when `key` has a hash tag.)
  */
 export async function fencedWrite(

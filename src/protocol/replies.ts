@@ -1,3 +1,5 @@
+import { UnexpectedReplyError } from '../errors.js';
+
 /**
  * Decoding of script replies. Both clients give integers as numbers and bulk strings as strings
  * (RESP2 and RESP3 alike for these shapes); anything else means a script and its caller disagree,
@@ -5,7 +7,7 @@
  */
 
 function malformed(script: string, reply: unknown): Error {
-  return new Error(`Unexpected reply from Locksmith script ${script}: ${JSON.stringify(reply)}`);
+  return new UnexpectedReplyError(script, reply);
 }
 
 export function asInteger(script: string, reply: unknown): number {

@@ -7,6 +7,13 @@ import { scripts } from '../../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 const dir = join(import.meta.dirname, '../../src/protocol/scripts');
+
+/** What Redis receives for a .lua file: each `-- #include x.lua` line replaced by include/x.lua. */
+function expanded(source: string): string {
+  return source.replace(/^-- #include ([\w-]+\.lua)\n/gm, (_, file: string) =>
+    readFileSync(join(dir, 'include', file), 'utf8'),
+  );
+}
 let server: RedisServer;
 
 before(async () => {
@@ -22,14 +29,24 @@ test('every .lua file is registered, with a header naming KEYS, ARGV and the rep
   const registered = Object.values(scripts).map((s) => `${s.name}.lua`);
   assert.deepEqual([...registered].sort(), [...files].sort());
   for (const script of Object.values(scripts)) {
-    const source = readFileSync(join(dir, `${script.name}.lua`), 'utf8');
+    const file = readFileSync(join(dir, `${script.name}.lua`), 'utf8');
+    const source = expanded(file);
     assert.equal(script.source, source, `${script.name}: embedded copy is current (npm run embed-lua)`);
+    assert.doesNotMatch(source, /#include/, `${script.name}: every include is expanded`);
     assert.match(source, /^-- [\w-]+: /, `${script.name}: header line`);
     assert.match(source, /-- Reply:/, `${script.name}: documents its reply`);
     for (let k = 1; k <= script.keyCount; k += 1) {
       assert.match(source, new RegExp(`-- KEYS\\[${k}\\]`), `${script.name}: documents KEYS[${k}]`);
     }
     assert.doesNotMatch(source, new RegExp(`KEYS\\[${script.keyCount + 1}\\]`), `${script.name}: key count`);
+  }
+});
+
+test('the shared fence fragment is in every script that grants the lock, written once', () => {
+  const fragment = readFileSync(join(dir, 'include/next-fence.lua'), 'utf8');
+  for (const script of [scripts.mutexAcquire, scripts.fairAcquire, scripts.fairRelease]) {
+    assert.ok(script.source.includes(fragment), `${script.name} includes next-fence.lua`);
+    assert.doesNotMatch(script.source, /'incr'/, `${script.name}: no other way to take a token`);
   }
 });
 

@@ -10,13 +10,21 @@
 -- ARGV[4] the channel this waiter hears its hand-off on
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off: the TTL is
 --        then restarted, so the caller may count it from when it sent this request);
---        {0, remaining PTTL of the holder in ms, server time ms} when queued (or not taken, with ARGV[3] 0).
+--        {0, wait bound in ms, server time ms} when queued (or not taken, with ARGV[3] 0). The wait
+--        bound is the longest the caller should wait before trying again: min(the holder's PTTL, the
+--        shortest lease TTL among the other live waiters), since any waiter ahead may be handed the
+--        lock and crash, and the caller must be awake by that lock's expiry to hand it on (waiters
+--        behind only make it wake a little early). -1 when neither bounds it (a holder without
+--        expiry and no other waiter). Costs O(waiters) when not acquired.
 -- The lock goes to the caller only when it is free and no live waiter is ahead. When it is free and
 -- a live waiter is ahead (the holder expired without a release), it is handed to that waiter here.
--- A hand-off sets the lock to the waiter's token with the waiter's TTL, increments the fencing
--- counter and publishes "token:fencing token:server time ms" on the waiter's channel.
+-- A hand-off sets the lock to the waiter's token with the waiter's TTL, takes the next fencing token
+-- and publishes "token:fencing token:server time ms" on the waiter's channel (integers in full
+-- decimal digits). A refused PUBLISH (an ACL user without channel permissions) is ignored: the
+-- waiter finds the lock its own at its next attempt.
 -- Server time (TIME) keeps entry deadlines in one clock for every client; Redis 5+ replicates a
 -- script's effects, so reading TIME before writing is allowed.
+-- #include next-fence.lua
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local me = ARGV[1]
@@ -42,13 +50,13 @@ if not owner then
   if head == me or not head then
     redis.call('hdel', KEYS[4], me)
     redis.call('set', KEYS[1], me, 'PX', ARGV[2])
-    return {1, redis.call('incr', KEYS[2]), now}
+    return {1, next_fence(KEYS[2], t), now}
   end
   if head then
     local ttl, channel = string.match(entry, '^%d+|(%d+)|(.*)$')
     redis.call('set', KEYS[1], head, 'PX', ttl)
-    local fence = redis.call('incr', KEYS[2])
-    redis.call('publish', channel, head .. ':' .. fence .. ':' .. string.format('%d', now))
+    local fence = next_fence(KEYS[2], t)
+    redis.pcall('publish', channel, head .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
   end
 end
 
@@ -63,4 +71,13 @@ if lifetime > 0 then
     if redis.call('pttl', KEYS[i]) < lifetime then redis.call('pexpire', KEYS[i], lifetime) end
   end
 end
-return {0, redis.call('pttl', KEYS[1]), now}
+local bound = redis.call('pttl', KEYS[1])
+local waiters = redis.call('hgetall', KEYS[4])
+for i = 1, #waiters, 2 do
+  local deadline, ttl = string.match(waiters[i + 1], '^(%d+)|(%d+)|')
+  ttl = tonumber(ttl)
+  if waiters[i] ~= me and ttl and tonumber(deadline) >= now and (bound < 0 or ttl < bound) then
+    bound = ttl
+  end
+end
+return {0, bound, now}

@@ -1,0 +1,15 @@
+-- next-fence (included, by scripts/embed-lua.mjs, in every script that grants the lock): hands out
+-- the next fencing token of a lock. Sets the counter at `key` to max(counter + 1, server time in
+-- microseconds) and returns it. The time floor keeps tokens above every earlier one even after the
+-- counter was lost (a restart without persistence, an eviction, a failover to a replica that had
+-- not seen the last grants), provided the server's clock does not go back. Microseconds since 1970
+-- (~1.8e15) and any counter below 2^53 are exact in Lua's numbers, and '%d' writes them back
+-- exactly (Lua's default formatting would round to 14 significant digits).
+-- `time` is a TIME reply the script already read, or nil to read one here.
+local function next_fence(key, time)
+  time = time or redis.call('time')
+  local floor = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  local fence = math.max(tonumber(redis.call('get', key) or '0') + 1, floor)
+  redis.call('set', key, string.format('%d', fence))
+  return fence
+end
