@@ -1,7 +1,8 @@
-import type { Clock } from '../clock.js';
+import { type Clock, elapsedSince, type Instant, instantOf } from '../clock.js';
 import { LockLostError, type LockLostReason, NotHeldError } from '../errors.js';
-import { validUntil } from '../timing.js';
-import { checkMs } from '../validation.js';
+import { emitLockEvent } from '../events.js';
+import { driftMs, validUntil } from '../timing.js';
+import { checkTtlMs } from '../validation.js';
 import { Watchdog } from './watchdog.js';
 
 /**
@@ -24,12 +25,24 @@ export interface LeaseGrant {
   readonly ttlMs: number;
   /** Monotonic time at which the successful request was sent. */
   readonly sentAt: number;
+  /**
+   * Wall-clock time (`clock.wallNow()`) read with `sentAt`, when the primitive has it: then a host
+   * suspend while the request was in flight counts too. Without it, validity is counted on both
+   * clocks from when the lease is built, and by the monotonic clock alone before that.
+   */
+  readonly sentAtWall?: number | undefined;
   readonly attempts: number;
   readonly autoExtend: boolean;
   readonly driftFactor: number;
 }
 
 type LeaseState = 'held' | 'released' | 'lost';
+
+/** `budgetMs` of validity left as of `since`; it counts down by whichever clock moves further. */
+interface Validity {
+  readonly since: Instant;
+  readonly budgetMs: number;
+}
 
 /**
  * A held lock. Returned by `acquire()`; give it back with `release()` or `await using`.
@@ -50,7 +63,7 @@ export class Lease implements AsyncDisposable {
 
   private state: LeaseState = 'held';
   private ttl: number;
-  private deadline: number;
+  private validity: Validity;
   // Created on first use of `signal`: an AbortSignal costs more than the rest of a lease, and many
   // leases (a busy lock released at once) never need one.
   private controller: AbortController | undefined;
@@ -70,19 +83,30 @@ export class Lease implements AsyncDisposable {
     this.attempts = grant.attempts;
     this.ttl = grant.ttlMs;
     this.driftFactor = grant.driftFactor;
-    this.deadline = validUntil(grant.sentAt, grant.ttlMs, grant.driftFactor);
+    if (grant.sentAtWall !== undefined) {
+      const since = { mono: grant.sentAt, wall: grant.sentAtWall };
+      this.validity = { since, budgetMs: grant.ttlMs - driftMs(grant.ttlMs, grant.driftFactor) };
+    } else {
+      const since = instantOf(clock);
+      this.validity = {
+        since,
+        budgetMs: validUntil(grant.sentAt, grant.ttlMs, grant.driftFactor) - since.mono,
+      };
+    }
     this.watchdog = new Watchdog({
       clock,
       autoExtend: grant.autoExtend,
       ttlMs: () => this.ttl,
-      validUntil: () => this.deadline,
+      remainingMs: () => this.validityLeft(),
       extend: () => this.extendOnce(this.ttl),
       onLost: (reason, cause) => this.markLost(reason, cause),
+      onExtendFailed: (error, retryInMs) =>
+        emitLockEvent({ type: 'extend-failed', lockName: this.name, error, retryInMs }),
     });
     // Validity already over when the lease is built (its grant's reply came late): it is lost now,
     // not on the expiry timer's next tick, so `signal` is aborted before the caller can look at it
     // (found by the fault suite: acquire() resolved with a lease past its validity, signal live).
-    if (this.deadline <= clock.now()) {
+    if (this.validityLeft() <= 0) {
       this.markLost('expired');
       return;
     }
@@ -103,15 +127,26 @@ export class Lease implements AsyncDisposable {
     return this.ttl;
   }
 
-  /** Monotonic instant (`performance.now()` scale) until which the lock is known to be held. */
+  /**
+   * Monotonic instant (`clock.now()`, by default `performance.now()` scale) until which the lock is
+   * known to be held, as estimated at the time of reading: `clock.now() + remainingMs` while held.
+   * It moves earlier when the wall clock shows time the monotonic clock missed (a host suspend).
+   */
   get validUntil(): number {
-    return this.deadline;
+    return this.clock.now() + this.validityLeft();
   }
 
-  /** Milliseconds of validity left (0 once lost or released). Local: no round trip. */
+  /**
+   * Milliseconds of validity left (0 once lost or released). Local: no round trip. Reading it when
+   * validity has run out marks the lease lost (and aborts `signal`) at once, so `isHeld: false`
+   * and a live `signal` are never seen together, even right after a host resumes from a suspend.
+   */
   get remainingMs(): number {
     if (this.state !== 'held') return 0;
-    return Math.max(0, this.deadline - this.clock.now());
+    const left = this.validityLeft();
+    if (left > 0) return left;
+    this.watchdog.check();
+    return 0;
   }
 
   /**
@@ -131,13 +166,17 @@ export class Lease implements AsyncDisposable {
   /**
    * Extends the lease to `ttlMs` from now (default: its current TTL). Compare-and-pexpire: a lock
    * that expired is never re-acquired. Throws `LockLostError` (and aborts `signal`) when the lock
-   * is no longer held, `NotHeldError` after `release()`; a Redis error rejects without changing
-   * the lease, so the caller may retry while validity remains.
+   * is no longer held, `NotHeldError` after `release()`; a Redis error rejects, and the caller may
+   * retry while validity remains.
+   *
+   * Validity afterwards is exactly what this extension bought: its send time + `ttlMs` − drift,
+   * shorter or longer than before. A shorter one counts from the moment it is sent, and still
+   * counts if it fails, because Redis may have applied it without the reply reaching us.
    */
   async extend(ttlMs: number = this.ttl): Promise<void> {
-    checkMs('ttlMs', ttlMs);
+    checkTtlMs('ttlMs', ttlMs, this.driftFactor);
     if (this.state === 'released') throw new NotHeldError(this.name, 'it was released');
-    if (this.state === 'lost') throw this.lostError as LockLostError;
+    if (this.remainingMs === 0) throw this.lostError as LockLostError;
     const outcome = await this.extendOnce(ttlMs);
     if (outcome === 'lost') throw this.lostError as LockLostError;
     this.watchdog.rescheduleAfterExtend();
@@ -148,11 +187,20 @@ export class Lease implements AsyncDisposable {
    * when it had already expired or been lost: that is reported, never thrown, so a `finally`
    * cannot hide the error that brought you there. Calling it again resolves `false` at once.
    * Rejects only when Redis cannot be reached (the lock then expires by its TTL).
+   *
+   * A lease lost by its own clock may still own its token in Redis (an extension applied after
+   * validity ran out, the drift margin): the compare-and-delete is sent anyway (it can only delete
+   * our own token), best-effort: its failure is reported as a `give-back` event, not thrown.
    */
   async release(): Promise<boolean> {
-    if (this.state !== 'held') return false;
+    if (this.state === 'released') return false;
+    const lost = this.remainingMs === 0;
     this.state = 'released';
     this.watchdog.stop();
+    if (lost) {
+      await this.giveBack();
+      return false;
+    }
     return this.backend.release(this.token);
   }
 
@@ -160,19 +208,54 @@ export class Lease implements AsyncDisposable {
     await this.release();
   }
 
-  /** One extension, serialised with any other in flight so two never overlap. */
+  /** Validity left right now, on both clocks; ≤ 0 once it ran out. No side effects. */
+  private validityLeft(): number {
+    return this.validity.budgetMs - elapsedSince(this.clock, this.validity.since);
+  }
+
+  /**
+   * One extension, serialised with any other in flight (watchdog or manual) so two never overlap
+   * and the last one sent is the last one applied: its validity is the lease's.
+   */
   private extendOnce(ttlMs: number): Promise<'extended' | 'lost'> {
     const run = async (): Promise<'extended' | 'lost'> => {
+      if (this.state === 'held' && this.validityLeft() <= 0) this.watchdog.check();
       if (this.state !== 'held') return this.state === 'lost' ? 'lost' : 'extended';
-      const sentAt = this.clock.now();
-      const extended = await this.backend.extend(this.token, ttlMs);
-      if (this.state !== 'held') return this.state === 'lost' ? 'lost' : 'extended';
+      const bought: Validity = {
+        since: instantOf(this.clock),
+        budgetMs: ttlMs - driftMs(ttlMs, this.driftFactor),
+      };
+      // Redis may apply this extension before we hear back, or without the reply ever reaching us:
+      // when it buys less than what is left, it counts from now.
+      if (bought.budgetMs < this.validityLeft()) this.validity = bought;
+      let extended: boolean;
+      try {
+        extended = await this.backend.extend(this.token, ttlMs);
+      } catch (error) {
+        // Lost meanwhile, and the extension may have applied: do not leave the token behind.
+        if (this.lostError !== undefined) await this.giveBack();
+        throw error;
+      }
+      if (this.lostError !== undefined) {
+        // Lost while in flight (validity ran out, the host was suspended), yet Redis extended our
+        // token: it would stay, owned by nobody, for a whole TTL. Give it back now.
+        if (extended) await this.giveBack();
+        return 'lost';
+      }
+      // Released while in flight: its compare-and-delete was sent after this, and applies after it.
+      if ((this.state as LeaseState) === 'released') return 'extended';
       if (!extended) {
         this.markLost('not-owner');
         return 'lost';
       }
       this.ttl = ttlMs;
-      this.deadline = Math.max(this.deadline, validUntil(sentAt, ttlMs, this.driftFactor));
+      this.validity = bought;
+      if (this.validityLeft() <= 0) {
+        // The reply came after what it bought had run out (a reply delayed, a suspend).
+        this.markLost('expired');
+        await this.giveBack();
+        return 'lost';
+      }
       return 'extended';
     };
     const next = this.extending.then(run, run);
@@ -180,11 +263,24 @@ export class Lease implements AsyncDisposable {
     return next;
   }
 
+  /** Best-effort compare-and-delete of a token this lease may still own in Redis. Never throws. */
+  private async giveBack(): Promise<void> {
+    let released: boolean | undefined;
+    let error: unknown;
+    try {
+      released = await this.backend.release(this.token);
+    } catch (caught) {
+      error = caught;
+    }
+    emitLockEvent({ type: 'give-back', lockName: this.name, token: this.token, released, error });
+  }
+
   private markLost(reason: LockLostReason, cause?: unknown): void {
     if (this.state !== 'held') return;
     this.state = 'lost';
     this.watchdog.stop();
     this.lostError = new LockLostError(this.name, reason, cause === undefined ? undefined : { cause });
+    emitLockEvent({ type: 'lock-lost', lockName: this.name, reason, error: cause });
     this.controller?.abort(this.lostError);
   }
 }

@@ -6,11 +6,21 @@ export interface WatchdogHooks {
   clock: Clock;
   autoExtend: boolean;
   ttlMs(): number;
-  validUntil(): number;
+  /** The lease's validity left now (≤ 0 once run out), measured as the lease measures it. */
+  remainingMs(): number;
   /** One extension; 'lost' when Redis no longer holds the token. Rejects on a Redis error. */
   extend(): Promise<'extended' | 'lost'>;
   onLost(reason: LockLostReason, cause?: unknown): void;
+  /** An automatic extension failed; retried in `retryInMs`, or not at all (no validity left). */
+  onExtendFailed(error: unknown, retryInMs: number | undefined): void;
 }
+
+/**
+ * Longest the expiry timer sleeps between two looks at the validity left. Timers run on the
+ * monotonic clock, which stands still while the host is suspended; validity does not (it also
+ * counts wall-clock time). Looking at least this often notices a resume within a second.
+ */
+const EXPIRY_RECHECK_MS = 1_000;
 
 /**
  * Keeps one lease alive (when `autoExtend`) and notices when its validity runs out.
@@ -19,7 +29,8 @@ export interface WatchdogHooks {
  * was sent, so a slow reply never stacks a second extension on top of one in flight. A failed
  * extension is retried while validity remains. The expiry timer fires even when nothing is
  * extended, so a lease without auto-extension still aborts its signal the moment it runs out.
- * Timers are unref()'d: a held lock never keeps the process alive by itself.
+ * Timers are unref()'d: a held lock never keeps the process alive by itself. The expiry timer looks
+ * at least once a second, so a lease is lost within a second of a host resuming from a suspend.
  */
 export class Watchdog {
   private extendTimer: NodeJS.Timeout | undefined;
@@ -49,20 +60,21 @@ export class Watchdog {
     clearTimeout(this.expiryTimer);
   }
 
-  private armExpiry(): void {
-    clearTimeout(this.expiryTimer);
-    const left = this.hooks.validUntil() - this.hooks.clock.now();
-    this.expiryTimer = setTimeout(() => this.checkExpiry(), Math.max(0, left));
-    this.expiryTimer.unref();
-  }
-
-  private checkExpiry(): void {
+  /** Reports the loss when validity has run out, else looks again later. The lease calls it too. */
+  check(): void {
     if (this.stopped) return;
-    if (this.hooks.validUntil() - this.hooks.clock.now() > 0) {
+    if (this.hooks.remainingMs() > 0) {
       this.armExpiry();
       return;
     }
     this.hooks.onLost('expired', this.lastError);
+  }
+
+  private armExpiry(): void {
+    clearTimeout(this.expiryTimer);
+    const left = this.hooks.remainingMs();
+    this.expiryTimer = setTimeout(() => this.check(), Math.max(0, Math.min(left, EXPIRY_RECHECK_MS)));
+    this.expiryTimer.unref();
   }
 
   private armExtend(delayMs: number): void {
@@ -85,8 +97,10 @@ export class Watchdog {
       // A transient failure: try again soon, as long as the lease is still valid. The expiry timer
       // reports the loss if validity runs out first.
       this.lastError = error;
-      const left = this.hooks.validUntil() - this.hooks.clock.now();
-      if (left > 0) this.armExtend(extendRetryAfterMs(this.hooks.ttlMs(), left));
+      const left = this.hooks.remainingMs();
+      const retryInMs = left > 0 ? extendRetryAfterMs(this.hooks.ttlMs(), left) : undefined;
+      this.hooks.onExtendFailed(error, retryInMs);
+      if (retryInMs !== undefined) this.armExtend(retryInMs);
     }
   }
 }

@@ -7,12 +7,18 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import type { Clock } from '../../src/clock.js';
 import { LockLostError, NotHeldError } from '../../src/errors.js';
+import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
 import { Lease, type LeaseBackend } from '../../src/lease/lease.js';
 
+/** A monotonic clock and a wall clock the test moves independently (a suspend moves only the wall). */
 class FakeClock implements Clock {
   t = 1_000;
+  wall = 1_700_000_000_000;
   now(): number {
     return this.t;
+  }
+  wallNow(): number {
+    return this.wall;
   }
 }
 
@@ -20,6 +26,7 @@ function setup(options: { autoExtend: boolean; ttlMs?: number }) {
   const clock = new FakeClock();
   const calls: string[] = [];
   let extendResult: () => Promise<boolean> = async () => true;
+  let releaseResult: () => Promise<boolean> = async () => true;
   const backend: LeaseBackend = {
     extend: async (_token, ttl) => {
       calls.push(`extend ${ttl}`);
@@ -27,7 +34,7 @@ function setup(options: { autoExtend: boolean; ttlMs?: number }) {
     },
     release: async () => {
       calls.push('release');
-      return true;
+      return releaseResult();
     },
     isHeldBy: async () => true,
   };
@@ -45,19 +52,28 @@ function setup(options: { autoExtend: boolean; ttlMs?: number }) {
     backend,
     clock,
   );
-  const advance = async (ms: number) => {
-    clock.t += ms;
-    mock.timers.tick(ms);
+  const settle = async () => {
     // let the extension's promise chain run
     for (let i = 0; i < 10; i += 1) await Promise.resolve();
+  };
+  /** Time passing on a running host: both clocks move. */
+  const advance = async (ms: number) => {
+    clock.t += ms;
+    clock.wall += ms;
+    mock.timers.tick(ms);
+    await settle();
   };
   return {
     lease,
     calls,
     clock,
     advance,
+    settle,
     setExtend: (f: () => Promise<boolean>) => {
       extendResult = f;
+    },
+    setRelease: (f: () => Promise<boolean>) => {
+      releaseResult = f;
     },
   };
 }
@@ -175,5 +191,241 @@ describe('lease', () => {
     const { lease, calls } = setup({ autoExtend: false });
     await assert.rejects(lease.extend(-1), RangeError);
     assert.deepEqual(calls, []);
+  });
+
+  // Issue 7, item 14.
+  test('extend refuses a TTL too short to leave validity, before any call', async () => {
+    const { lease, calls } = setup({ autoExtend: false });
+    await assert.rejects(lease.extend(3), {
+      name: 'RangeError',
+      message: /at least 13 ms with driftFactor 0.01/,
+    });
+    assert.deepEqual(calls, []);
+    assert.ok(lease.isHeld);
+  });
+});
+
+// Issue 7, item 1: an extension's validity is what it bought, shorter or longer.
+describe('lease: extension semantics', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout'] }));
+  afterEach(() => mock.timers.reset());
+
+  test('a shorter manual extension shortens validity to send time + TTL − drift', async () => {
+    const { lease, advance } = setup({ autoExtend: false });
+    await advance(500);
+    await lease.extend(600);
+    assert.equal(lease.ttlMs, 600);
+    assert.equal(lease.remainingMs, 600 - 8);
+    await advance(591);
+    assert.equal(lease.signal.aborted, false);
+    await advance(1);
+    assert.equal(lease.signal.aborted, true, 'lost when the 600 ms bought ran out, not the old 3 s');
+  });
+
+  test('a shorter extension in flight, or one that failed, already counts: it may have applied', async () => {
+    const { lease, advance, settle, setExtend } = setup({ autoExtend: false });
+    let fail: (error: Error) => void = () => {};
+    setExtend(() => new Promise<boolean>((_resolve, reject) => (fail = reject)));
+    const extending = lease.extend(600);
+    await settle();
+    assert.equal(lease.remainingMs, 600 - 8, 'in flight: Redis may already hold the shorter TTL');
+    fail(new Error('connection reset'));
+    await assert.rejects(extending, /connection reset/);
+    assert.equal(lease.remainingMs, 600 - 8, 'failed: the outcome is unknown, the shorter one is assumed');
+    await advance(592);
+    assert.equal(lease.isHeld, false);
+  });
+
+  test('a longer extension that failed leaves validity as it was', async () => {
+    const { lease, setExtend } = setup({ autoExtend: false });
+    setExtend(async () => {
+      throw new Error('connection reset');
+    });
+    await assert.rejects(lease.extend(9_000), /connection reset/);
+    assert.equal(lease.remainingMs, 3_000 - 32);
+  });
+
+  test('the watchdog and a manual extension are never in flight together; the later one counts', async () => {
+    const { lease, calls, advance, setExtend } = setup({ autoExtend: true });
+    const pending: ((v: boolean) => void)[] = [];
+    setExtend(() => new Promise<boolean>((r) => pending.push(r)));
+    await advance(1_000); // the watchdog's extension (3 s) is sent
+    const manual = lease.extend(600);
+    await advance(0);
+    assert.deepEqual(calls, ['extend 3000'], 'the manual one waits for the watchdog one');
+    pending[0]?.(true);
+    await advance(0);
+    assert.deepEqual(calls, ['extend 3000', 'extend 600']);
+    pending[1]?.(true);
+    await manual;
+    assert.equal(lease.remainingMs, 600 - 8, 'validity is what the last extension bought');
+  });
+});
+
+// Issue 7, item 6: validity counts down by whichever clock moved further.
+describe('lease: host suspend and wall-clock steps', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout'] }));
+  afterEach(() => mock.timers.reset());
+
+  test('a suspend (wall clock moves, monotonic does not) loses the lease on the next check', async () => {
+    const { lease, clock } = setup({ autoExtend: false });
+    const signal = lease.signal;
+    clock.wall += 60_000; // the VM slept a minute; performance.now() did not move
+    assert.equal(lease.remainingMs, 0);
+    assert.equal(lease.isHeld, false);
+    assert.equal(signal.aborted, true, 'isHeld false and signal live never coexist');
+    assert.equal((signal.reason as LockLostError).reason, 'expired');
+  });
+
+  test('the expiry timer notices a suspend within a second of resuming, without any read', async () => {
+    const { lease, clock, advance } = setup({ autoExtend: true, ttlMs: 30_000 });
+    const signal = lease.signal;
+    clock.wall += 60_000;
+    await advance(1_000);
+    assert.equal(signal.aborted, true);
+  });
+
+  test('a wall clock stepping back gives no extra validity', async () => {
+    const { lease, clock, advance } = setup({ autoExtend: false });
+    clock.wall -= 3_600_000;
+    await advance(1_000);
+    assert.equal(lease.remainingMs, 3_000 - 32 - 1_000, 'counted by the monotonic clock');
+    await advance(1_967);
+    assert.equal(lease.isHeld, true);
+    await advance(1);
+    assert.equal(lease.isHeld, false);
+  });
+
+  test('a wall clock ahead shortens validity; remainingMs, validUntil and the expiry timer agree', async () => {
+    const { lease, clock, advance } = setup({ autoExtend: false });
+    const signal = lease.signal;
+    clock.wall += 1_000;
+    assert.equal(lease.remainingMs, 3_000 - 32 - 1_000);
+    assert.equal(lease.validUntil, clock.t + lease.remainingMs);
+    await advance(1_967);
+    assert.equal(signal.aborted, false);
+    assert.equal(lease.remainingMs, 1);
+    await advance(1);
+    assert.equal(signal.aborted, true, 'the timer fired when remainingMs reached 0');
+  });
+
+  test('an extension re-bases both clocks at its send time', async () => {
+    const { lease, clock, advance } = setup({ autoExtend: false });
+    clock.wall += 1_000;
+    await lease.extend();
+    assert.equal(lease.remainingMs, 3_000 - 32, 'the suspend before the extension no longer counts');
+    await advance(500);
+    assert.equal(lease.remainingMs, 3_000 - 32 - 500);
+  });
+});
+
+// Issue 7, item 2: a lease lost locally may still own its token in Redis.
+describe('lease: giving back the token of a lost lease', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['setTimeout'] }));
+  afterEach(() => mock.timers.reset());
+
+  test('release() of a lost lease still sends the compare-and-delete, and reports false', async () => {
+    const { lease, calls, advance } = setup({ autoExtend: false });
+    await advance(3_000);
+    assert.equal(lease.signal.aborted, true);
+    assert.equal(await lease.release(), false);
+    assert.deepEqual(calls, ['release']);
+    assert.equal(await lease.release(), false);
+    assert.deepEqual(calls, ['release'], 'once');
+  });
+
+  test('a failing give-back is swallowed: release() of a lost lease still resolves false', async () => {
+    const { lease, advance, setRelease } = setup({ autoExtend: false });
+    setRelease(async () => {
+      throw new Error('connection reset');
+    });
+    await advance(3_000);
+    assert.equal(await lease.release(), false);
+  });
+
+  test('an extension whose success arrives after the lease was lost gives the token back', async () => {
+    const { lease, calls, advance, settle, setExtend } = setup({ autoExtend: false });
+    let finish: (v: boolean) => void = () => {};
+    setExtend(() => new Promise<boolean>((r) => (finish = r)));
+    const extending = lease.extend();
+    await settle();
+    await advance(3_000);
+    assert.equal(lease.signal.aborted, true);
+    finish(true);
+    await assert.rejects(extending, LockLostError);
+    assert.deepEqual(calls, ['extend 3000', 'release']);
+  });
+});
+
+// Issue 7, item 15: what the lease handles by itself is reported as events.
+describe('lease: events', () => {
+  let events: LockEvent[] = [];
+  let stop: () => void = () => {};
+  beforeEach(() => {
+    mock.timers.enable({ apis: ['setTimeout'] });
+    events = [];
+    stop = subscribeLockEvents((event) => {
+      if (event.lockName === 'job') events.push(event);
+    });
+  });
+  afterEach(() => {
+    stop();
+    mock.timers.reset();
+  });
+
+  test('extend-failed with its retry delay, then lock-lost with the last error', async () => {
+    const { advance, setExtend } = setup({ autoExtend: true });
+    const reset = new Error('connection reset');
+    setExtend(async () => {
+      throw reset;
+    });
+    await advance(1_000);
+    assert.deepEqual(events, [{ type: 'extend-failed', lockName: 'job', error: reset, retryInMs: 300 }]);
+    await advance(2_000);
+    const lost = events.filter((e) => e.type === 'lock-lost');
+    assert.deepEqual(lost, [{ type: 'lock-lost', lockName: 'job', reason: 'expired', error: reset }]);
+  });
+
+  test('extend-failed without a retry when no validity is left', async () => {
+    const { clock, advance, setExtend } = setup({ autoExtend: true });
+    let fail: (error: Error) => void = () => {};
+    setExtend(() => new Promise<boolean>((_resolve, reject) => (fail = reject)));
+    await advance(1_000);
+    clock.t += 5_000;
+    clock.wall += 5_000;
+    const reset = new Error('connection reset');
+    fail(reset);
+    await advance(0);
+    const failed = events.filter((e) => e.type === 'extend-failed');
+    assert.deepEqual(failed, [
+      { type: 'extend-failed', lockName: 'job', error: reset, retryInMs: undefined },
+    ]);
+  });
+
+  test('give-back for the token of a lost lease, released or failed', async () => {
+    const first = setup({ autoExtend: false });
+    await first.advance(3_000);
+    await first.lease.release();
+    const second = setup({ autoExtend: false });
+    const reset = new Error('connection reset');
+    second.setRelease(async () => {
+      throw reset;
+    });
+    await second.advance(3_000);
+    await second.lease.release();
+    assert.deepEqual(
+      events.filter((e) => e.type === 'give-back'),
+      [
+        { type: 'give-back', lockName: 'job', token: 't', released: true, error: undefined },
+        { type: 'give-back', lockName: 'job', token: 't', released: undefined, error: reset },
+      ],
+    );
+  });
+
+  test('lock-lost with reason not-owner', async () => {
+    const { advance, setExtend } = setup({ autoExtend: true });
+    setExtend(async () => false);
+    await advance(1_000);
+    assert.deepEqual(events, [{ type: 'lock-lost', lockName: 'job', reason: 'not-owner', error: undefined }]);
   });
 });
