@@ -5,15 +5,26 @@ export { RedisExpLock, type RedisExpLockOptions } from './compat/redis-exp-lock.
 export { acquireLockWithTimeout, releaseLock } from './compat/redis-in-action.js';
 export {
   AlreadyAcquiredError,
+  ClientClosedError,
   LockError,
   type LockErrorCode,
   LockLostError,
   type LockLostReason,
   LockTimeoutError,
   NotHeldError,
+  RedisCommandError,
+  RedisUnavailableError,
   TooManyAttemptsError,
+  UnexpectedReplyError,
   UnsupportedClientError,
+  UnsupportedServerError,
 } from './errors.js';
+export {
+  LOCK_EVENTS_CHANNEL,
+  type LockEvent,
+  type LockEventType,
+  subscribeLockEvents,
+} from './events.js';
 export { type FencedWriteResult, fencedWrite } from './fencing.js';
 export { Lease } from './lease/lease.js';
 export {

@@ -9,6 +9,7 @@ import {
   checkName,
   checkOptionsObject,
   checkSignal,
+  checkTtlMs,
 } from './validation.js';
 
 /** How a lock behaves. Every field has a default; units are in the names. */
@@ -35,7 +36,10 @@ export interface LockOptions {
   driftFactor: number;
   /** Prefix of every key and channel: `prefix:{name}…`. Default "locksmith". */
   prefix: string;
-  /** The monotonic clock validity is measured with (inject one in tests). Default `performance.now()`. */
+  /**
+   * The clocks validity is measured with (inject one in tests). Default: `performance.now()` and,
+   * for host suspends, `Date.now()` as `wallNow()`.
+   */
   clock: Clock;
 }
 
@@ -88,6 +92,7 @@ const checks: Checks<LockOptions> = {
     if (v === null || typeof v !== 'object')
       throw new TypeError(`Expected \`${n}\` to be an object with now()`);
     checkFunction(`${n}.now`, (v as Clock).now);
+    if ((v as Clock).wallNow !== undefined) checkFunction(`${n}.wallNow`, (v as Clock).wallNow);
     return v as Clock;
   },
 };
@@ -106,7 +111,10 @@ export function resolveLockOptions(
 ): Readonly<LockOptions> {
   const given = checkOptionsObject<LockOptions>('options', options, lockOptionNames);
   checkFields(given, checks);
-  return Object.freeze({ ...defaults, ...withoutUndefined(given) });
+  const resolved = { ...defaults, ...withoutUndefined(given) };
+  // Checked once both are known: the least usable TTL depends on the drift factor.
+  checkTtlMs('ttlMs', resolved.ttlMs, resolved.driftFactor);
+  return Object.freeze(resolved);
 }
 
 /** Per-call overrides for `tryAcquire()`: a single attempt has nothing to wait for. */
@@ -124,7 +132,9 @@ export function resolveAcquireOptions(
   const { signal, ...rest } = given;
   checkFields(rest as Partial<LockOptions>, checks);
   if (signal !== undefined) checkSignal('signal', signal);
-  return Object.freeze({ ...base, ...withoutUndefined(rest), signal });
+  const resolved = { ...base, ...withoutUndefined(rest), signal };
+  checkTtlMs('ttlMs', resolved.ttlMs, resolved.driftFactor);
+  return Object.freeze(resolved);
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {

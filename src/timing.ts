@@ -12,6 +12,24 @@ export function driftMs(ttlMs: number, driftFactor: number): number {
 }
 
 /**
+ * The least validity a lease must start with to be usable at all: with less, a grant is stale by
+ * the time its reply has been read, so acquisition would spin (burning fencing tokens) and a lease
+ * would be lost as soon as it is handed out.
+ */
+export const MIN_VALIDITY_MS = 10;
+
+/**
+ * The smallest `ttlMs` that leaves `MIN_VALIDITY_MS` of validity after the drift margin (13 ms for
+ * the default driftFactor 0.01, 24 ms for 0.5). Validity grows with the TTL for any factor ≤ 0.5,
+ * so the first TTL that is enough is the minimum.
+ */
+export function minTtlMs(driftFactor: number): number {
+  let ttlMs = MIN_VALIDITY_MS + 1;
+  while (ttlMs - driftMs(ttlMs, driftFactor) < MIN_VALIDITY_MS) ttlMs += 1;
+  return ttlMs;
+}
+
+/**
  * The monotonic instant until which a lease is known to be held. Measured from when the request was
  * *sent*: the server set the TTL some time after that, so this errs on the safe side.
  */

@@ -2,6 +2,7 @@
  * Argument checks that run before anything is sent to Redis. Messages name the argument, what was
  * expected and what was given, so a typo is found from the message alone.
  */
+import { MIN_VALIDITY_MS, minTtlMs } from './timing.js';
 
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return `\`${JSON.stringify(value)}\` (string)`;
@@ -36,6 +37,24 @@ export function checkMs(
   if (value < 0 || (value === 0 && !allowZero)) fail(RangeError, name, expected, value);
   if (value > max) fail(RangeError, name, `${expected} no larger than ${max}`, value);
   return value;
+}
+
+/**
+ * A lease TTL: a whole number of milliseconds long enough to leave usable validity after the drift
+ * margin for `driftFactor` (a 3 ms TTL passes `checkMs` but could never give a usable lease).
+ */
+export function checkTtlMs(name: string, value: unknown, driftFactor: number): number {
+  checkMs(name, value);
+  const min = minTtlMs(driftFactor);
+  if ((value as number) < min) {
+    fail(
+      RangeError,
+      name,
+      `at least ${min} ms with driftFactor ${driftFactor} (validity is ttlMs − ⌈ttlMs·driftFactor⌉ − 2 ms and must be at least ${MIN_VALIDITY_MS} ms)`,
+      value,
+    );
+  }
+  return value as number;
 }
 
 /** A whole count ≥ 0, or Infinity when allowed. */

@@ -1,16 +1,50 @@
-import { isTransientRedisError } from '../adapters/run-script.js';
 import type { ChannelWatch, MessageFilter, SubscriberHub } from '../adapters/subscriber-hub.js';
 import type { Clock } from '../clock.js';
-import { LockTimeoutError, TooManyAttemptsError } from '../errors.js';
+import { LockError, LockTimeoutError, RedisUnavailableError, TooManyAttemptsError } from '../errors.js';
+import { emitLockEvent } from '../events.js';
 import { nextWaitMs } from '../timing.js';
+import { grantValidityLeftMs } from './grant-lease.js';
 
 /** What one attempt at a lock tells: we got it, or how long the holder still has. */
 export type AttemptOutcome =
-  | { readonly acquired: true; readonly fencingToken: number; readonly sentAt: number }
-  | { readonly acquired: false; readonly holderPttlMs: number };
+  | {
+      readonly acquired: true;
+      readonly fencingToken: number;
+      readonly sentAt: number;
+      /** `clock.wallNow()` read with `sentAt`, when the clock has one (a suspend then counts too). */
+      readonly sentAtWall?: number | undefined;
+    }
+  | {
+      readonly acquired: false;
+      readonly holderPttlMs: number;
+      /**
+       * When the attempt's own state in Redis (a sleeper entry, a queue place) must be renewed: a
+       * wake-up for that is a renewal, not a retry, and does not use up `retries`.
+       */
+      readonly renewInMs?: number;
+    };
 
-export interface AcquisitionPlan {
+/** What both the waiting loop and a single try need to know about one acquire call. */
+export interface AttemptPlan {
   readonly name: string;
+  /** The owner token every attempt of this call uses (reported with a give-back). */
+  readonly token: string;
+  /** The lease TTL: an attempt unanswered for that long can never produce a usable lease. */
+  readonly ttlMs: number;
+  /** The lease's drift allowance, to tell a grant that still has validity from one that has none. */
+  readonly driftFactor: number;
+  readonly signal: AbortSignal | undefined;
+  readonly clock: Clock;
+  /** One attempt (one round trip, or none when the primitive already knows). */
+  attempt(): Promise<AttemptOutcome>;
+  /**
+   * Gives the token back: compare-and-delete, leaving any waiting state (sleeper entry, queue
+   * place). Safe to call whatever the token's state; resolves true when the token held the lock.
+   */
+  giveBack(): Promise<boolean>;
+}
+
+export interface AcquisitionPlan extends AttemptPlan {
   /**
    * The release channel to wake on, and the hub that carries it (undefined: timed waits only);
    * `accept`, when given, picks the messages that wake this waiter.
@@ -22,16 +56,14 @@ export interface AcquisitionPlan {
   readonly retries: number;
   readonly retryDelayMs: number;
   readonly retryJitterMs: number;
-  readonly signal: AbortSignal | undefined;
-  readonly clock: Clock;
   readonly random?: () => number;
-  /** One attempt (one round trip). */
-  attempt(): Promise<AttemptOutcome>;
   /**
-   * Called when an attempt we stopped waiting for (timeout, abort) turns out to have acquired the
-   * lock: it must be released, or it would sit there until its TTL runs out.
+   * Whether an attempt after a release message counts against `retries` (Mutex: the woken waiter
+   * competes like anyone; FairMutex: the message *is* the grant, not a retry).
    */
-  releaseAbandoned(): void;
+  readonly wakeUpIsRetry: boolean;
+  /** Whether an attempt may have left state in Redis to clean up on giving up (sleeper, queue place). */
+  mayHaveLeftState(): boolean;
 }
 
 export interface Acquired {
@@ -39,7 +71,15 @@ export interface Acquired {
   readonly attempts: number;
 }
 
-const ABANDONED = Symbol('abandoned');
+/** How long a caller that gives up waits for its give-back before rejecting anyway. */
+const GIVE_BACK_GRACE_MS = 50;
+
+/** Polling back-off when pub/sub is unavailable: first delay, and the cap it doubles up to. */
+const POLL_FIRST_MS = 10;
+const POLL_MAX_MS = 250;
+
+/** The longest a Node timer can wait; longer waits end early and the loop waits again. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * The waiting loop shared by every single-node primitive.
@@ -47,88 +87,287 @@ const ABANDONED = Symbol('abandoned');
  * The first attempt is sent at once (an uncontended lock costs one round trip). After a failure
  * the waiter subscribes to the release channel *before* its next attempt, so a release between
  * "try" and "wait" is never missed, then waits for the release message or at most
- * min(holder's PTTL, retryDelayMs, time left): a lost message only delays a waiter. Transient
- * Redis errors are retried while time is left; the last one becomes the timeout's `cause`.
+ * min(holder's PTTL, retryDelayMs, time left): a lost message only delays a waiter. If subscribing
+ * fails, it polls with a short back-off instead (never the holder's whole TTL).
+ *
+ * `retries` counts attempts that found the lock held after a real wait: the attempt right after
+ * subscribing, renewals and (for FairMutex) hand-off wake-ups are free. Errors: a `LockError` is
+ * never retried (it says what to do). Anything else is transient and retried while time is left;
+ * if the caller's time or retries run out while the last attempt failed that way, the rejection is
+ * `RedisUnavailableError` (cause: the last error). An attempt unanswered for a TTL is abandoned (it
+ * can never yield a usable lease). With no deadline, Redis unreachable for longer than one TTL
+ * in a row ends the wait with `RedisUnavailableError`.
+ *
+ * Giving back: whenever the call gives up and an attempt's outcome is unknown (it failed or is
+ * still in flight: a lost reply may have applied) or may have left a sleeper entry or queue place,
+ * the token is given back best-effort, and again when an in-flight attempt settles later.
  */
 export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquired> {
   const { clock, signal } = plan;
   const random = plan.random ?? Math.random;
   const deadline = clock.now() + plan.timeoutMs;
+  const call = new CallState(plan);
   let attempts = 0;
+  let counted = 0;
+  let countNext = true;
   let lastError: unknown;
+  let lastFailed = false;
+  let failingSince: number | undefined;
   let watch: ChannelWatch | undefined = plan.wake?.hub.watchIfActive(plan.wake.channel, plan.wake.accept);
   let subscribeFailed = false;
+  let pollMs = POLL_FIRST_MS;
 
+  const unavailable = (detail: string) => new RedisUnavailableError(plan.name, detail, { cause: lastError });
   try {
     for (;;) {
       signal?.throwIfAborted();
       attempts += 1;
-      let outcome: AttemptOutcome | typeof ABANDONED;
-      try {
-        outcome = await settleBefore(plan.attempt(), deadline, signal, clock, () => plan.releaseAbandoned());
-      } catch (error) {
-        if (!isTransientRedisError(error) || signal?.aborted) throw error;
-        lastError = error;
+      if (countNext) counted += 1;
+      const sentAt = clock.now();
+      let outcome: AttemptOutcome;
+      const settled = await call.settle(plan.attempt(), Math.min(deadline, sentAt + plan.ttlMs));
+      if (settled.kind === 'value') {
+        outcome = await usableOrGivenBack(settled.value, call);
+        lastFailed = false;
+        failingSince = undefined;
+      } else {
+        if (settled.kind === 'error') {
+          if (settled.error instanceof LockError || signal?.aborted) throw settled.error;
+          lastError = settled.error;
+        } else if (clock.now() >= deadline) {
+          signal?.throwIfAborted();
+          throw lastFailed ? unavailable('no reply in time') : timeout(plan, attempts, lastError);
+        } else {
+          lastError ??= new Error(`No reply from Redis within ${plan.ttlMs} ms (the lease TTL)`);
+        }
+        emitLockEvent({ type: 'attempt-failed', lockName: plan.name, error: lastError });
+        if (!countNext) counted += 1; // an attempt that failed is never free
+        lastFailed = true;
+        failingSince ??= sentAt;
+        if (!Number.isFinite(deadline) && clock.now() - failingSince >= plan.ttlMs) {
+          throw unavailable(
+            `unreachable for ${Math.round(clock.now() - failingSince)} ms, longer than the TTL`,
+          );
+        }
         outcome = { acquired: false, holderPttlMs: -1 };
       }
-      if (outcome === ABANDONED) {
-        signal?.throwIfAborted();
-        throw new LockTimeoutError(plan.name, plan.timeoutMs, attempts, { cause: lastError });
+      if (outcome.acquired) {
+        call.finish('acquired');
+        return { outcome, attempts };
       }
-      if (outcome.acquired) return { outcome, attempts };
 
-      if (attempts > plan.retries) throw new TooManyAttemptsError(plan.name, attempts);
-      const remainingMs = deadline - clock.now();
-      if (remainingMs <= 0)
-        throw new LockTimeoutError(plan.name, plan.timeoutMs, attempts, { cause: lastError });
+      if (counted > plan.retries) {
+        throw lastFailed
+          ? unavailable(`the last of ${attempts} attempts failed`)
+          : new TooManyAttemptsError(plan.name, attempts);
+      }
+      if (deadline - clock.now() <= 0) {
+        throw lastFailed ? unavailable('no reply in time') : timeout(plan, attempts, lastError);
+      }
 
-      if (!watch && plan.wake && !subscribeFailed) {
-        try {
-          const watching = plan.wake.hub.watch(plan.wake.channel, plan.wake.accept);
-          const settled = await settleBefore(watching, deadline, signal, clock, () => {
-            void watching.then((w) => w.close()).catch(() => {});
-          });
-          watch = settled === ABANDONED ? undefined : settled;
-          // Subscribed now: try again at once, since the holder may have released meanwhile.
+      // Subscribe once the lock was seen held (not while Redis is failing: that would only open a
+      // subscriber connection to a server that cannot be reached).
+      if (!watch && plan.wake && !subscribeFailed && !lastFailed) {
+        const hub = plan.wake.hub;
+        const watching = hub.watch(plan.wake.channel, plan.wake.accept);
+        const subscribed = await settleBefore(
+          watching,
+          Math.min(deadline, clock.now() + plan.ttlMs),
+          signal,
+          clock,
+          (late) => {
+            if (late.kind === 'value') late.value.close();
+          },
+        ).catch((error: unknown) => {
+          if (signal?.aborted) throw signal.reason;
+          return { kind: 'error' as const, error };
+        });
+        if (subscribed.kind === 'value') {
+          watch = subscribed.value;
+          // Subscribed now: try again at once (free), since the holder may have released meanwhile.
           // With a fixed retry delay a missed release costs at most that delay, and the caller
           // asked for that pace between attempts (redis_exp_lock's `interval`), so we keep it.
-          if (watch && !Number.isFinite(plan.retryDelayMs)) continue;
-        } catch (error) {
-          if (signal?.aborted) throw signal.reason;
-          // No pub/sub (a restricted client, a proxy without it): fall back to timed waits.
+          if (!Number.isFinite(plan.retryDelayMs)) {
+            countNext = false;
+            continue;
+          }
+        } else {
+          // No pub/sub (ACL without channels, a proxy without it, a subscriber that cannot connect):
+          // poll with a short back-off, bounded by the holder's PTTL. Reported once per call.
           subscribeFailed = true;
-          lastError = error;
+          const error =
+            subscribed.kind === 'error' ? subscribed.error : new Error('SUBSCRIBE did not answer');
+          emitLockEvent({ type: 'subscribe-failed', lockName: plan.name, error });
         }
       }
 
-      const waitMs = nextWaitMs({
+      const holderWaitMs = nextWaitMs({
         holderPttlMs: outcome.holderPttlMs,
         retryDelayMs: Number.isFinite(plan.retryDelayMs) ? plan.retryDelayMs : undefined,
         jitterMs: plan.retryJitterMs,
         remainingMs: deadline - clock.now(),
         random,
       });
-      if (watch) await watch.next(waitMs, signal);
-      else await sleep(waitMs, signal);
+      let waitMs = Math.min(holderWaitMs, outcome.renewInMs ?? Number.POSITIVE_INFINITY);
+      if (!watch && subscribeFailed && !lastFailed) {
+        const pollDelayMs = Math.max(1, Math.floor(pollMs * (0.5 + random() / 2)));
+        if (pollMs === POLL_FIRST_MS)
+          emitLockEvent({ type: 'polling', lockName: plan.name, delayMs: pollDelayMs });
+        pollMs = Math.min(POLL_MAX_MS, pollMs * 2);
+        waitMs = Math.min(waitMs, pollDelayMs);
+      }
+      const boundedByHolder = waitMs >= holderWaitMs;
+      waitMs = Math.min(waitMs, MAX_TIMER_MS);
+      const woke = watch
+        ? await watch.next(waitMs, signal)
+        : await sleep(waitMs, signal).then(() => 'timeout');
+      // A renewal or a poll before the holder's time is up is not a retry; nor is a FairMutex hand-off.
+      countNext = woke === 'message' ? plan.wakeUpIsRetry : boundedByHolder;
     }
+  } catch (error) {
+    call.finish('gave-up');
+    if (attempts > 0 && (call.outcomeUnknown || plan.mayHaveLeftState()))
+      await call.giveBackWithin(GIVE_BACK_GRACE_MS);
+    throw error;
   } finally {
     watch?.close();
   }
 }
 
 /**
- * Resolves with the promise's value, or ABANDONED when the deadline passes first; rejects with
- * the signal's reason when it aborts first. When the promise settles after we stopped waiting
- * (with a value or an error: a lost reply may still have applied), `onLate` runs, so nothing
- * acquired in the meantime is left behind.
+ * One attempt that never waits for the lock (`tryAcquire()`): bounded by the lease TTL, since a
+ * reply later than that can never yield a usable lease. Resolves with the outcome; rejects with the
+ * signal's reason, a `LockError` as is, or `RedisUnavailableError` (no reply within the TTL, or a
+ * transient error as `cause`). When it rejects and the attempt's outcome is unknown, the token is
+ * given back, now and again when a late reply arrives.
+ */
+export async function attemptOnce(plan: AttemptPlan): Promise<AttemptOutcome> {
+  const call = new CallState(plan);
+  plan.signal?.throwIfAborted();
+  let settled: Settled<AttemptOutcome>;
+  try {
+    settled = await call.settle(plan.attempt(), plan.clock.now() + plan.ttlMs);
+  } catch (error) {
+    call.finish('gave-up');
+    throw error;
+  }
+  if (settled.kind === 'value') {
+    const outcome = await usableOrGivenBack(settled.value, call);
+    call.finish(outcome.acquired ? 'acquired' : 'gave-up');
+    return outcome;
+  }
+  call.finish('gave-up');
+  void call.giveBackWithin(0);
+  if (settled.kind === 'abandoned') {
+    throw new RedisUnavailableError(plan.name, `no reply within ${plan.ttlMs} ms (the lease TTL)`);
+  }
+  if (settled.error instanceof LockError) throw settled.error;
+  throw new RedisUnavailableError(plan.name, 'the attempt failed', { cause: settled.error });
+}
+
+/**
+ * A grant is used only with validity left. One that has none (its reply came after the lease would
+ * have run out: Redis paused, a slow link, a frozen waiter that resumed, a hand-off heard too late)
+ * would be a lease born lost, and `using()` would run work the lock no longer covers: it is given
+ * back (compare-and-delete; a FairMutex hands it on to the next waiter) and counts as "not acquired".
+ *
+ * Only the call's *current* attempt may do this, here, and it waits for the give-back before the
+ * next attempt is sent: every attempt of one call uses the same token, so a give-back sent by an
+ * attempt the loop had already abandoned (found by the fault suite) could delete the lock that a
+ * later attempt of the same call had just taken — a second holder.
+ */
+async function usableOrGivenBack(outcome: AttemptOutcome, call: CallState): Promise<AttemptOutcome> {
+  if (!outcome.acquired || grantValidityLeftMs(outcome, call.plan) > 0) return outcome;
+  await call.giveBackWithin(Number.POSITIVE_INFINITY);
+  return { acquired: false, holderPttlMs: 0 };
+}
+
+function timeout(plan: AcquisitionPlan, attempts: number, cause: unknown): LockTimeoutError {
+  return new LockTimeoutError(
+    plan.name,
+    plan.timeoutMs,
+    attempts,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+type Settled<T> =
+  | { readonly kind: 'value'; readonly value: T }
+  | { readonly kind: 'error'; readonly error: unknown }
+  | { readonly kind: 'abandoned' };
+
+/**
+ * One acquire call's bookkeeping of its attempts: which are still in flight or failed (their
+ * outcome is unknown), and whether the call has ended. An attempt that settles after the call gave
+ * up, with anything but a plain "not acquired", triggers a give-back; one that settles while the
+ * call still runs triggers nothing: a later attempt with the same token, or the call's own
+ * give-up, covers it (a give-back sent then could delete the lock a later attempt just took).
+ */
+class CallState {
+  private state: 'running' | 'acquired' | 'gave-up' = 'running';
+  /** Some attempt failed or was abandoned: it may have applied without our knowing. */
+  outcomeUnknown = false;
+
+  constructor(readonly plan: AttemptPlan) {}
+
+  finish(state: 'acquired' | 'gave-up'): void {
+    this.state = state;
+  }
+
+  async settle(attempt: Promise<AttemptOutcome>, deadline: number): Promise<Settled<AttemptOutcome>> {
+    const settled = await settleBefore(attempt, deadline, this.plan.signal, this.plan.clock, (late) => {
+      const harmless = late.kind === 'value' && !late.value.acquired;
+      if (this.state === 'gave-up' && !harmless) void this.giveBackWithin(0);
+    }).catch((error: unknown) => {
+      // Aborted while the attempt was in flight: its outcome is unknown.
+      this.outcomeUnknown = true;
+      throw error;
+    });
+    if (settled.kind !== 'value') this.outcomeUnknown = true;
+    return settled;
+  }
+
+  /** Gives the token back in the background, reporting it; waits for it at most `ms`. */
+  async giveBackWithin(ms: number): Promise<void> {
+    const { plan } = this;
+    const done = plan.giveBack().then(
+      (released) =>
+        emitLockEvent({
+          type: 'give-back',
+          lockName: plan.name,
+          token: plan.token,
+          released,
+          error: undefined,
+        }),
+      (error: unknown) =>
+        emitLockEvent({
+          type: 'give-back',
+          lockName: plan.name,
+          token: plan.token,
+          released: undefined,
+          error,
+        }),
+    );
+    if (ms <= 0) return;
+    if (!Number.isFinite(ms)) return done;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Settles with the promise's outcome, or `abandoned` when the deadline passes first; rejects with
+ * the signal's reason when it aborts first. When the promise settles after we stopped waiting,
+ * `onLate` is told how.
  */
 function settleBefore<T>(
   promise: Promise<T>,
   deadline: number,
   signal: AbortSignal | undefined,
   clock: Clock,
-  onLate: () => void,
-): Promise<T | typeof ABANDONED> {
+  onLate: (late: Settled<T>) => void,
+): Promise<Settled<T>> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const finish = () => {
@@ -145,25 +384,26 @@ function settleBefore<T>(
       ? setTimeout(
           () => {
             finish();
-            resolve(ABANDONED);
+            resolve({ kind: 'abandoned' });
           },
-          Math.max(0, remaining),
+          Math.min(MAX_TIMER_MS, Math.max(0, remaining)),
         )
       : undefined;
-    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
     promise.then(
       (value) => {
-        if (settled) onLate();
+        if (settled) onLate({ kind: 'value', value });
         else {
           finish();
-          resolve(value);
+          resolve({ kind: 'value', value });
         }
       },
       (error: unknown) => {
-        if (settled) onLate();
+        if (settled) onLate({ kind: 'error', error });
         else {
           finish();
-          reject(error);
+          resolve({ kind: 'error', error });
         }
       },
     );

@@ -1,6 +1,5 @@
 import type { RedisClient } from '../adapters/detect.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
-import type { Clock } from '../clock.js';
 import type { Lease, LeaseBackend } from '../lease/lease.js';
 import {
   type AcquireOptions,
@@ -14,8 +13,9 @@ import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import { asArray, asInteger } from '../protocol/replies.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkMs, checkName, checkToken } from '../validation.js';
-import { type AttemptOutcome, acquireWithWaiting } from './acquisition.js';
+import { type AttemptOutcome, acquireWithWaiting, attemptOnce } from './acquisition.js';
 import { clientId } from './client-id.js';
+import { Waiter } from './fair-waiter.js';
 import { type LockedWork, runHolding } from './mutex.js';
 import { decodeLockState, type LockState, ScriptedLock } from './scripted-lock.js';
 
@@ -36,9 +36,6 @@ export interface FairLockState extends LockState {
 }
 
 const DEFAULT_WAITER_TTL_MS = 30_000;
-
-/** How long a waiter that gives up waits for its "leave the queue" script before rejecting anyway. */
-const LEAVE_WAIT_MS = 1_000;
 
 /**
  * A mutual-exclusion lock that serves waiters strictly in arrival order, on one Redis deployment.
@@ -84,67 +81,96 @@ export class FairMutex extends ScriptedLock {
 
   /**
    * Joins the queue and resolves with a lease once the lock is handed over. Rejects with
-   * `LockTimeoutError` after `timeoutMs`, `TooManyAttemptsError` once `retries` ran out, or the
-   * signal's reason when `signal` aborts; in every case the waiter has left the queue and holds
-   * nothing.
+   * `LockTimeoutError` after `timeoutMs`, `TooManyAttemptsError` once `retries` ran out,
+   * `RedisUnavailableError` when Redis could not be reached meanwhile, or the signal's reason when
+   * `signal` aborts; in every case the waiter leaves the queue (in the background, best-effort when
+   * Redis is unreachable) and holds nothing. Queue renewals and hand-offs do not use up `retries`.
    */
   async acquire(options?: AcquireOptions): Promise<Lease> {
     const effective = resolveAcquireOptions(options, this.options);
     const token = newToken();
     const deadline = effective.clock.now() + effective.timeoutMs;
     const waiter = new Waiter(token, effective.clock);
-    const leave = () => this.releaseOrLeave(token);
-    let acquired: Awaited<ReturnType<typeof acquireWithWaiting>>;
-    try {
-      acquired = await acquireWithWaiting({
-        name: this.name,
-        wake: effective.wakeOnRelease
-          ? { hub: hubFor(this.driver), channel: this.grantedChannel, accept: (m) => waiter.hear(m) }
-          : undefined,
-        timeoutMs: effective.timeoutMs,
-        retries: effective.retries,
-        retryDelayMs: effective.retryDelayMs,
-        retryJitterMs: effective.retryJitterMs,
-        signal: effective.signal,
-        clock: effective.clock,
-        attempt: () => this.attempt(waiter, effective, deadline),
-        releaseAbandoned: () => void leave().catch(() => {}),
-      });
-    } catch (error) {
-      // Leave the queue, and hand the lock on if it reached us meanwhile. Bounded, so a Redis that
-      // cannot be reached does not hold the rejection back: the entry then expires by its deadline.
-      await settleWithin(leave(), LEAVE_WAIT_MS);
-      throw error;
-    }
-    const { outcome, attempts } = acquired;
+    // A waiter that gives up leaves the queue, and hands the lock on if it reached it meanwhile; the
+    // loop waits for that only briefly, so a Redis that cannot be reached does not hold the rejection
+    // back (the entry then expires by its deadline).
+    const { outcome, attempts } = await acquireWithWaiting({
+      name: this.name,
+      token,
+      ttlMs: effective.ttlMs,
+      driftFactor: effective.driftFactor,
+      wake: effective.wakeOnRelease
+        ? { hub: hubFor(this.driver), channel: this.grantedChannel, accept: (m) => waiter.hear(m) }
+        : undefined,
+      timeoutMs: effective.timeoutMs,
+      retries: effective.retries,
+      retryDelayMs: effective.retryDelayMs,
+      retryJitterMs: effective.retryJitterMs,
+      signal: effective.signal,
+      clock: effective.clock,
+      wakeUpIsRetry: false,
+      attempt: () => this.attempt(waiter, effective, deadline),
+      giveBack: () => this.releaseOrLeave(token),
+      mayHaveLeftState: () => true,
+    });
     return this.lease(
-      { token, fencingToken: outcome.fencingToken, sentAt: outcome.sentAt, attempts },
+      {
+        token,
+        fencingToken: outcome.fencingToken,
+        sentAt: outcome.sentAt,
+        sentAtWall: outcome.sentAtWall,
+        attempts,
+      },
       effective,
     );
   }
 
   /**
    * One attempt that never queues: resolves with a lease when the lock is free and nobody is
-   * waiting for it, else `null`. Rejects only for infrastructure faults.
+   * waiting for it (or when the reply came too late for any validity to be left: that grant is
+   * handed on), else `null`. Rejects only for infrastructure faults, as `Mutex.tryAcquire()` does.
    */
   async tryAcquire(options?: TryAcquireOptions): Promise<Lease | null> {
     const effective = resolveAcquireOptions(options, this.options, tryAcquireOptionNames);
     effective.signal?.throwIfAborted();
     const token = newToken();
-    const sentAt = effective.clock.now();
-    const reply = await this.run('fairAcquire', this.fairKeys(), [
+    const outcome = await attemptOnce({
+      name: this.name,
       token,
-      String(effective.ttlMs),
-      '0',
-      this.grantedChannel,
-    ]);
-    const { acquired, value } = decodeAcquire(reply);
-    if (!acquired) return null;
+      ttlMs: effective.ttlMs,
+      driftFactor: effective.driftFactor,
+      signal: effective.signal,
+      clock: effective.clock,
+      attempt: async () => {
+        const sentAt = effective.clock.now();
+        const sentAtWall = effective.clock.wallNow?.();
+        const reply = await this.run('fairAcquire', this.fairKeys(), [
+          token,
+          String(effective.ttlMs),
+          '0',
+          this.grantedChannel,
+        ]);
+        const { acquired, value } = decodeAcquire(reply);
+        if (!acquired) return { acquired: false, holderPttlMs: value };
+        return { acquired: true, fencingToken: value, sentAt, sentAtWall };
+      },
+      giveBack: () => this.releaseOrLeave(token),
+    });
+    if (!outcome.acquired) return null;
     if (effective.signal?.aborted) {
       await this.releaseOrLeave(token).catch(() => {});
       throw effective.signal.reason;
     }
-    return this.lease({ token, fencingToken: value, sentAt, attempts: 1 }, effective);
+    return this.lease(
+      {
+        token,
+        fencingToken: outcome.fencingToken,
+        sentAt: outcome.sentAt,
+        sentAtWall: outcome.sentAtWall,
+        attempts: 1,
+      },
+      effective,
+    );
   }
 
   /**
@@ -187,9 +213,12 @@ export class FairMutex extends ScriptedLock {
     deadline: number,
   ): Promise<AttemptOutcome> {
     const handOff = waiter.handOff();
+    // A grant with no validity left (a hand-off heard too late, a reply after a pause) is handed on
+    // by the waiting loop, which alone knows whether this attempt is the call's current one.
     if (handOff) return { acquired: true, ...handOff };
     const { clock } = options;
     const sentAt = clock.now();
+    const sentAtWall = clock.wallNow?.();
     const remainingMs = deadline - sentAt;
     const entryTtlMs = Math.max(1, Math.ceil(Math.min(remainingMs, this.options.waiterTtlMs)));
     const reply = await this.run('fairAcquire', this.fairKeys(), [
@@ -201,7 +230,7 @@ export class FairMutex extends ScriptedLock {
     const { acquired, value, serverTimeMs } = decodeAcquire(reply);
     // Acquired in this reply: the script set the TTL (or restarted it, after a hand-off whose message
     // we missed) while serving this request, so counting from its send time errs on the safe side.
-    if (acquired) return { acquired: true, fencingToken: value, sentAt };
+    if (acquired) return { acquired: true, fencingToken: value, sentAt, sentAtWall };
     waiter.anchor(sentAt, serverTimeMs);
     // Wake to renew the place before it expires (only when it is shorter than our own deadline), and
     // when the holder's TTL runs out: a crashed holder releases nothing, so a waiter's next attempt
@@ -211,7 +240,7 @@ export class FairMutex extends ScriptedLock {
     // PTTL 0 is a lock in its last millisecond (Redis rounds down): try again at once, since a holder
     // that crashed will never hand it on. Only a lock without expiry (-1) leaves us to the message.
     const holderPttlMs = value >= 0 ? Math.max(1, value) : Number.POSITIVE_INFINITY;
-    return { acquired: false, holderPttlMs: Math.min(renewInMs, holderPttlMs) };
+    return { acquired: false, holderPttlMs, renewInMs };
   }
 
   private fairKeys(): string[] {
@@ -219,76 +248,8 @@ export class FairMutex extends ScriptedLock {
   }
 
   private async releaseOrLeave(token: string): Promise<boolean> {
-    return asInteger('fair-release', await this.run('fairRelease', this.fairKeys(), [token])) === 1;
-  }
-}
-
-/**
- * One acquire call's view of its hand-off.
- *
- * Validity of a handed-off lease: its TTL started on the server at the hand-off, which this process
- * learns of only when the message arrives, some time later. The lease must count from an instant no
- * later than the hand-off. Every queued reply carries the server's clock (TIME) read while serving
- * a request we sent at local instant `sentAt`, so that server instant lies after `sentAt`; the
- * hand-off message carries the server's clock at the hand-off. The hand-off therefore happened, in
- * local monotonic time, no earlier than `sentAt + (grantServerMs − queuedServerMs)`, which is the
- * instant we count from: it is exact up to the request's one-way latency, which only errs on the safe
- * side, and the lease's drift allowance (ttl·driftFactor + 2 ms) covers the two clocks' rates and
- * TIME's millisecond rounding. `sentAt` itself is a bound that needs no clock at all (the hand-off
- * cannot precede the request that queued us), so it is the floor, and the fallback when the server's
- * clock visibly stepped (an estimate later than the message's arrival is impossible). What remains
- * assumed is that the server's wall clock is not stepped forward while we wait.
- */
-class Waiter {
-  private anchorSentAt = Number.NaN;
-  private anchorServerMs = Number.NaN;
-  private heard: { fencingToken: number; grantServerMs: number; receivedAt: number } | undefined;
-  private readonly prefix: string;
-
-  constructor(
-    readonly token: string,
-    private readonly clock: Clock,
-  ) {
-    this.prefix = `${token}:`;
-  }
-
-  /** Remembers a queued reply: the request was sent at `sentAt`, the server read `serverTimeMs`. */
-  anchor(sentAt: number, serverTimeMs: number): void {
-    this.anchorSentAt = sentAt;
-    this.anchorServerMs = serverTimeMs;
-  }
-
-  /** The hub's filter: true (and the hand-off kept) when the message is this waiter's hand-off. */
-  hear(message: string): boolean {
-    if (this.heard || !message.startsWith(this.prefix)) return false;
-    const [fencingToken, grantServerMs] = message.slice(this.prefix.length).split(':').map(Number);
-    if (!Number.isSafeInteger(fencingToken) || !Number.isSafeInteger(grantServerMs)) return false;
-    this.heard = {
-      fencingToken: fencingToken as number,
-      grantServerMs: grantServerMs as number,
-      receivedAt: this.clock.now(),
-    };
-    return true;
-  }
-
-  /**
-   * The hand-off, once heard and anchored. A message can overtake the reply that queued us (they
-   * travel on different connections); the waiting loop asks only after that reply arrived.
-   */
-  handOff(): { fencingToken: number; sentAt: number } | undefined {
-    const heard = this.heard;
-    if (!heard || Number.isNaN(this.anchorSentAt)) return undefined;
-    // A hand-off older than our latest queued reply is stale: the server saw us *not* holding the
-    // lock after it (we were frozen through our turn, our TTL ran out and the lock moved on). Taking
-    // it as a grant would make two holders. Forget it, so a later hand-off can be heard.
-    if (heard.grantServerMs < this.anchorServerMs) {
-      this.heard = undefined;
-      return undefined;
-    }
-    const floor = this.anchorSentAt;
-    const estimate = floor + (heard.grantServerMs - this.anchorServerMs);
-    const sentAt = estimate > heard.receivedAt ? floor : Math.max(floor, estimate);
-    return { fencingToken: heard.fencingToken, sentAt };
+    const keys = [...this.fairKeys(), this.keys.lastReleased];
+    return asInteger('fair-release', await this.run('fairRelease', keys, [token])) === 1;
   }
 }
 
@@ -310,16 +271,4 @@ function splitOptions(options: unknown): { waiterTtlMs: number; lockOptions: unk
     waiterTtlMs: waiterTtlMs === undefined ? DEFAULT_WAITER_TTL_MS : checkMs('waiterTtlMs', waiterTtlMs),
     lockOptions,
   };
-}
-
-async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    promise.catch(() => {}),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-      timer.unref();
-    }),
-  ]);
-  clearTimeout(timer);
 }

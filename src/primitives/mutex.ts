@@ -1,5 +1,6 @@
 import type { RedisClient } from '../adapters/detect.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
+import { LockLostError } from '../errors.js';
 import type { Lease, LeaseBackend } from '../lease/lease.js';
 import {
   type AcquireOptions,
@@ -11,10 +12,9 @@ import {
 } from '../options.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import { asFlagged, asInteger } from '../protocol/replies.js';
-import { validUntil } from '../timing.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkName, checkToken } from '../validation.js';
-import { type AttemptOutcome, acquireWithWaiting } from './acquisition.js';
+import { type AttemptOutcome, acquireWithWaiting, attemptOnce } from './acquisition.js';
 import { clientId } from './client-id.js';
 import { decodeLockState, type LockState, ScriptedLock } from './scripted-lock.js';
 
@@ -52,7 +52,11 @@ export class Mutex extends ScriptedLock {
       release: async (token) =>
         asInteger(
           'mutex-release',
-          await this.run('mutexRelease', [this.keys.lock, this.keys.sleepers], [token, this.wakeChannel]),
+          await this.run(
+            'mutexRelease',
+            [this.keys.lock, this.keys.sleepers, this.keys.lastReleased],
+            [token, this.wakeChannel],
+          ),
         ) === 1,
       isHeldBy: async (token) => (await this.inspect()).ownerToken === token,
     };
@@ -60,59 +64,83 @@ export class Mutex extends ScriptedLock {
 
   /**
    * Waits for the lock and resolves with a lease. Rejects with `LockTimeoutError` after
-   * `timeoutMs`, `TooManyAttemptsError` once `retries` ran out, or the signal's reason when
-   * `signal` aborts; in every case nothing is left locked.
+   * `timeoutMs`, `TooManyAttemptsError` once `retries` ran out, `RedisUnavailableError` when Redis
+   * could not be reached meanwhile, a `LockError` that says what to fix, or the signal's reason when
+   * `signal` aborts; in every case its token is given back (best-effort when Redis is unreachable).
    */
   async acquire(options?: AcquireOptions): Promise<Lease> {
     const effective = resolveAcquireOptions(options, this.options);
     const token = newToken();
     const sleeper = { token, registered: false, wakeable: effective.wakeOnRelease };
     const deadline = deadlineOf(effective);
-    const giveBack = () => void this.backend.release(token).catch(() => {});
-    try {
-      const { outcome, attempts } = await acquireWithWaiting({
-        name: this.name,
-        wake: effective.wakeOnRelease
-          ? { hub: hubFor(this.driver), channel: this.wakeChannel, accept: (message) => message === token }
-          : undefined,
-        timeoutMs: effective.timeoutMs,
-        retries: effective.retries,
-        retryDelayMs: effective.retryDelayMs,
-        retryJitterMs: effective.retryJitterMs,
-        signal: effective.signal,
-        clock: effective.clock,
-        attempt: () => this.attempt(sleeper, effective, deadline),
-        releaseAbandoned: giveBack,
-      });
-      return this.lease(
-        { token, fencingToken: outcome.fencingToken, sentAt: outcome.sentAt, attempts },
-        effective,
-      );
-    } catch (error) {
+    const { outcome, attempts } = await acquireWithWaiting({
+      name: this.name,
+      token,
+      ttlMs: effective.ttlMs,
+      driftFactor: effective.driftFactor,
+      wake: effective.wakeOnRelease
+        ? { hub: hubFor(this.driver), channel: this.wakeChannel, accept: (message) => message === token }
+        : undefined,
+      timeoutMs: effective.timeoutMs,
+      retries: effective.retries,
+      retryDelayMs: effective.retryDelayMs,
+      retryJitterMs: effective.retryJitterMs,
+      signal: effective.signal,
+      clock: effective.clock,
+      wakeUpIsRetry: true,
+      attempt: () => this.attempt(sleeper, effective, deadline),
       // A waiter that gives up leaves the sleepers (and passes on a wake-up that may have been
-      // meant for it), so no release wastes its one wake-up on a waiter that is gone.
-      if (sleeper.registered) giveBack();
-      throw error;
-    }
+      // meant for it), so no release wastes its one wake-up on a waiter that is gone; and a token
+      // whose attempt's outcome is unknown is deleted if it holds the lock.
+      giveBack: () => this.backend.release(token),
+      mayHaveLeftState: () => sleeper.registered,
+    });
+    return this.lease(
+      {
+        token,
+        fencingToken: outcome.fencingToken,
+        sentAt: outcome.sentAt,
+        sentAtWall: outcome.sentAtWall,
+        attempts,
+      },
+      effective,
+    );
   }
 
   /**
    * One attempt: resolves with a lease, or `null` when someone else holds the lock (or when the
    * reply came too late for the lease to have any validity left; that grant is given back).
-   * Rejects only for infrastructure faults (Redis unreachable, a script error), never for contention.
+   * Rejects only for infrastructure faults, never for contention: `RedisUnavailableError` when no
+   * reply came within `ttlMs` or the attempt failed (then the token is given back best-effort), or
+   * the `LockError` that says what is wrong.
    */
   async tryAcquire(options?: TryAcquireOptions): Promise<Lease | null> {
     const effective = resolveAcquireOptions(options, this.options, tryAcquireOptionNames);
     effective.signal?.throwIfAborted();
     const token = newToken();
-    const outcome = await this.attempt({ token, registered: false, wakeable: false }, effective, 0);
+    const outcome = await attemptOnce({
+      name: this.name,
+      token,
+      ttlMs: effective.ttlMs,
+      driftFactor: effective.driftFactor,
+      signal: effective.signal,
+      clock: effective.clock,
+      attempt: () => this.attempt({ token, registered: false, wakeable: false }, effective, 0),
+      giveBack: () => this.backend.release(token),
+    });
     if (!outcome.acquired) return null;
     if (effective.signal?.aborted) {
       await this.backend.release(token).catch(() => {});
       throw effective.signal.reason;
     }
     return this.lease(
-      { token, fencingToken: outcome.fencingToken, sentAt: outcome.sentAt, attempts: 1 },
+      {
+        token,
+        fencingToken: outcome.fencingToken,
+        sentAt: outcome.sentAt,
+        sentAtWall: outcome.sentAtWall,
+        attempts: 1,
+      },
       effective,
     );
   }
@@ -159,9 +187,13 @@ export class Mutex extends ScriptedLock {
   ): Promise<AttemptOutcome> {
     const { clock, ttlMs } = options;
     const sentAt = clock.now();
+    const sentAtWall = clock.wallNow?.();
     const lifetimeMs = sleeper.wakeable
       ? Math.max(1, Math.ceil(Math.min(deadline - sentAt, MAX_SLEEPER_MS)))
       : 0;
+    // The script may register us even if its reply is lost: count on it from the moment we ask, so
+    // a stale entry is removed on success and on giving up (it would swallow a release's wake-up).
+    if (lifetimeMs > 0) sleeper.registered = true;
     const reply = await this.run(
       'mutexAcquire',
       [this.keys.lock, this.keys.fence, this.keys.sleepers],
@@ -169,26 +201,24 @@ export class Mutex extends ScriptedLock {
     );
     const { ok, value } = asFlagged('mutex-acquire', reply);
     if (!ok) {
-      if (lifetimeMs > 0) sleeper.registered = true;
-      // Wake before the entry expires, to renew it, if the holder's TTL is not shorter anyway.
+      // Wake before the entry expires, to renew it (a renewal, not a retry).
       const renewInMs =
         lifetimeMs > 0 && lifetimeMs < deadline - sentAt ? lifetimeMs : Number.POSITIVE_INFINITY;
-      return { acquired: false, holderPttlMs: value > 0 ? Math.min(value, renewInMs) : value };
+      return { acquired: false, holderPttlMs: value, renewInMs };
     }
-    // A grant whose reply arrived after its validity ran out (Redis paused, a slow link: found by the
-    // fault suite) would be a lease born lost, and a caller would start work the lock no longer
-    // covers. Give it back (compare-and-delete, so the key does not sit there until its TTL) and
-    // report "not acquired": acquire() tries again while time is left, tryAcquire() returns null.
-    if (validUntil(sentAt, ttlMs, options.driftFactor) <= clock.now()) {
-      await this.backend.release(sleeper.token).catch(() => {});
-      return { acquired: false, holderPttlMs: 0 };
-    }
-    return { acquired: true, fencingToken: value, sentAt };
+    // A grant whose reply came after its validity ran out is given back by the waiting loop, which
+    // alone knows whether this attempt is still the call's current one (see usableOrGivenBack).
+    return { acquired: true, fencingToken: value, sentAt, sentAtWall };
   }
 }
 
 /** Runs `work` with a held lease and releases it in `finally`, never hiding `work`'s own error. */
 export async function runHolding<T>(lease: Lease, work: LockedWork<T>): Promise<T> {
+  // Acquisition never hands out a lease without validity; this guards the gap before `work` starts.
+  if (!lease.isHeld) {
+    await lease.release().catch(() => {});
+    throw new LockLostError(lease.name, 'expired');
+  }
   let result: T;
   try {
     result = await work(lease.signal, lease);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
   acquireLockWithTimeout,
+  FairMutex,
   fencedWrite,
   Mutex,
   RedisExpLock,
@@ -29,6 +30,16 @@ const cases: Case[] = [
   ['NaN ttlMs', (c) => new Mutex(c, 'x', { ttlMs: Number.NaN }), RangeError],
   ['string ttlMs', (c) => new Mutex(c, 'x', { ttlMs: '100' as unknown as number }), TypeError],
   ['ttlMs beyond 2^31-1', (c) => new Mutex(c, 'x', { ttlMs: 2 ** 40 }), RangeError],
+  // Issue 7, item 14: TTLs that leave no validity after the drift margin used to spin.
+  ['ttlMs of 3 (no validity after drift)', (c) => new Mutex(c, 'x', { ttlMs: 3 }), RangeError],
+  [
+    'ttlMs below the minimum for driftFactor 0.5',
+    (c) => new Mutex(c, 'x', { ttlMs: 20, driftFactor: 0.5 }),
+    RangeError,
+  ],
+  ['acquire with ttlMs of 2', (c) => new Mutex(c, 'x').acquire({ ttlMs: 2 }), RangeError],
+  ['tryAcquire with ttlMs of 1', (c) => new Mutex(c, 'x').tryAcquire({ ttlMs: 1 }), RangeError],
+  ['FairMutex acquire with ttlMs of 3', (c) => new FairMutex(c, 'x').acquire({ ttlMs: 3 }), RangeError],
   ['misspelt option `ttl`', (c) => new Mutex(c, 'x', { ttl: 100 } as object), TypeError],
   ['options not an object', (c) => new Mutex(c, 'x', 5 as unknown as object), TypeError],
   ['empty name', (c) => new Mutex(c, ''), RangeError],
@@ -101,6 +112,7 @@ for (const kind of clientKinds) {
       }
       await assert.rejects(lease.extend(-1), RangeError);
       await assert.rejects(lease.extend(Number.POSITIVE_INFINITY), RangeError);
+      await assert.rejects(lease.extend(3), RangeError);
       const calls = await commandCalls(server);
       assert.deepEqual(calls, {}, 'no command reached Redis');
       assert.equal(await lease.release(), true, 'and no state was changed or lost');

@@ -46,7 +46,10 @@ for (const kind of clientKinds) {
         assert.ok(performance.now() - started >= 190);
         assert.equal(await releaseLock(b.client, 'market', 'not-the-token'), false);
         assert.equal(await releaseLock(a.client, 'market', token as string), true);
-        assert.equal(await releaseLock(a.client, 'market', token as string), false);
+        // A repeated release of the same token reports that it released (a re-sent release whose
+        // first reply was lost did release); another token still gets false.
+        assert.equal(await releaseLock(a.client, 'market', token as string), true);
+        assert.equal(await releaseLock(b.client, 'market', 'not-the-token'), false);
       });
 
       test('lock_timeout is rounded up to whole seconds, as in the book', async () => {
@@ -59,9 +62,10 @@ for (const kind of clientKinds) {
       test('shares keys and fencing with Mutex', async () => {
         const token = await acquireLockWithTimeout(a.client, 'shared');
         assert.equal(await new Mutex(b.client, 'shared').tryAcquire(), null);
+        const first = Number(await a.command('GET', 'locksmith:{shared}:fence'));
         await releaseLock(a.client, 'shared', token as string);
         const lease = await new Mutex(b.client, 'shared').acquire();
-        assert.equal(lease.fencingToken, 2);
+        assert.ok(lease.fencingToken > first && first > 0);
         await lease.release();
       });
     });

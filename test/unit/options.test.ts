@@ -45,4 +45,35 @@ describe('lock options', () => {
       TypeError,
     );
   });
+
+  // Issue 7, item 14: TTLs that leave no validity after the drift margin used to pass and spin.
+  test('a ttlMs too short to leave validity after drift is refused, naming the minimum', () => {
+    for (const ttlMs of [1, 2, 3, 12]) {
+      assert.throws(() => resolveLockOptions({ ttlMs }), {
+        name: 'RangeError',
+        message: new RegExp(
+          `Expected \`ttlMs\` to be at least 13 ms with driftFactor 0.01.*got \`${ttlMs}\``,
+        ),
+      });
+    }
+    assert.equal(resolveLockOptions({ ttlMs: 13 }).ttlMs, 13);
+  });
+
+  test('the minimum follows the driftFactor, whichever option comes first', () => {
+    assert.throws(
+      () => resolveLockOptions({ ttlMs: 20, driftFactor: 0.5 }),
+      /at least 24 ms with driftFactor 0.5/,
+    );
+    assert.equal(resolveLockOptions({ ttlMs: 24, driftFactor: 0.5 }).ttlMs, 24);
+  });
+
+  test('per-call acquire options are held to the driftFactor of the lock', () => {
+    const base = resolveLockOptions({ driftFactor: 0.5 });
+    assert.throws(() => resolveAcquireOptions({ ttlMs: 3 }, base), {
+      name: 'RangeError',
+      message: /at least 24 ms with driftFactor 0.5/,
+    });
+    assert.throws(() => resolveAcquireOptions({ ttlMs: 3 }, defaultLockOptions), RangeError);
+    assert.equal(resolveAcquireOptions({ ttlMs: 24 }, base).ttlMs, 24);
+  });
 });

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { driftMs, extendAfterMs, extendRetryAfterMs, nextWaitMs, validUntil } from '../../src/timing.js';
+import {
+  driftMs,
+  extendAfterMs,
+  extendRetryAfterMs,
+  MIN_VALIDITY_MS,
+  minTtlMs,
+  nextWaitMs,
+  validUntil,
+} from '../../src/timing.js';
 
 describe('validity', () => {
   test('drift is 1% of the TTL plus 2 ms', () => {
@@ -11,6 +19,18 @@ describe('validity', () => {
 
   test('validity counts from when the request was sent, minus drift', () => {
     assert.equal(validUntil(500, 10_000, 0.01), 500 + 10_000 - 102);
+  });
+
+  // Issue 7, item 14: a TTL not above its own drift margin can never yield a usable lease.
+  test('minTtlMs is the smallest TTL that leaves MIN_VALIDITY_MS of validity after drift', () => {
+    assert.equal(minTtlMs(0.01), 13);
+    assert.equal(minTtlMs(0), 12);
+    assert.equal(minTtlMs(0.5), 24);
+    for (let f = 0; f <= 0.5; f += 0.01) {
+      const min = minTtlMs(f);
+      assert.ok(min - driftMs(min, f) >= MIN_VALIDITY_MS, `factor ${f}: ${min} is enough`);
+      assert.ok(min - 1 - driftMs(min - 1, f) < MIN_VALIDITY_MS, `factor ${f}: ${min - 1} is not`);
+    }
   });
 });
 

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkCount, checkMs, checkName, checkOptionsObject, describeValue } from '../../src/validation.js';
+import {
+  checkCount,
+  checkMs,
+  checkName,
+  checkOptionsObject,
+  checkTtlMs,
+  describeValue,
+} from '../../src/validation.js';
 
 describe('validation messages name the argument and the bad value', () => {
   test('negative TTL', () => {
@@ -60,5 +67,24 @@ describe('validation messages name the argument and the bad value', () => {
       describeValue(() => 1),
       'a function',
     );
+  });
+});
+
+// Issue 7, item 14.
+describe('checkTtlMs', () => {
+  test('refuses a TTL that leaves no usable validity, and says the minimum', () => {
+    assert.throws(() => checkTtlMs('ttlMs', 3, 0.01), {
+      name: 'RangeError',
+      message:
+        'Expected `ttlMs` to be at least 13 ms with driftFactor 0.01 (validity is ttlMs − ⌈ttlMs·driftFactor⌉ − 2 ms and must be at least 10 ms), got `3` (number)',
+    });
+    assert.equal(checkTtlMs('ttlMs', 13, 0.01), 13);
+  });
+
+  test('keeps the plain checks for type and range', () => {
+    assert.throws(() => checkTtlMs('ttlMs', '100', 0.01), TypeError);
+    assert.throws(() => checkTtlMs('ttlMs', -5, 0.01), {
+      message: 'Expected `ttlMs` to be a positive integer of milliseconds, got `-5` (number)',
+    });
   });
 });

@@ -1,0 +1,80 @@
+import type { Clock } from '../clock.js';
+
+/** The server's `TIME` as the scripts read it: whole milliseconds, truncated. */
+const SERVER_TIME_RESOLUTION_MS = 1;
+
+/**
+ * One acquire call's view of its hand-off.
+ *
+ * Validity of a handed-off lease: its TTL started on the server at the hand-off, which this process
+ * learns of only when the message arrives, some time later. The lease must count from an instant no
+ * later than the hand-off. Every queued reply carries the server's clock (TIME) read while serving
+ * a request we sent at local instant `sentAt`, so that server instant lies after `sentAt`; the
+ * hand-off message carries the server's clock at the hand-off. The hand-off therefore happened, in
+ * local monotonic time, no earlier than `sentAt + (grantServerMs − queuedServerMs)`, which is the
+ * instant we count from: it is exact up to the request's one-way latency, which only errs on the safe
+ * side, and the lease's drift allowance (ttl·driftFactor + 2 ms) covers the two clocks' rates and
+ * TIME's millisecond rounding. `sentAt` itself is a bound that needs no clock at all (the hand-off
+ * cannot precede the request that queued us), so it is the floor, and the fallback when the server's
+ * clock visibly stepped (an estimate more than TIME's 1 ms resolution after the message's arrival is impossible). What remains
+ * assumed is that the server's wall clock is not stepped forward while we wait.
+ */
+export class Waiter {
+  private anchorSentAt = Number.NaN;
+  private anchorServerMs = Number.NaN;
+  private heard: { fencingToken: number; grantServerMs: number; receivedAt: number } | undefined;
+  private readonly prefix: string;
+
+  constructor(
+    readonly token: string,
+    private readonly clock: Clock,
+  ) {
+    this.prefix = `${token}:`;
+  }
+
+  /** Remembers a queued reply: the request was sent at `sentAt`, the server read `serverTimeMs`. */
+  anchor(sentAt: number, serverTimeMs: number): void {
+    this.anchorSentAt = sentAt;
+    this.anchorServerMs = serverTimeMs;
+  }
+
+  /** The hub's filter: true (and the hand-off kept) when the message is this waiter's hand-off. */
+  hear(message: string): boolean {
+    if (this.heard || !message.startsWith(this.prefix)) return false;
+    const [fencingToken, grantServerMs] = message.slice(this.prefix.length).split(':').map(Number);
+    if (!Number.isSafeInteger(fencingToken) || !Number.isSafeInteger(grantServerMs)) return false;
+    this.heard = {
+      fencingToken: fencingToken as number,
+      grantServerMs: grantServerMs as number,
+      receivedAt: this.clock.now(),
+    };
+    return true;
+  }
+
+  /**
+   * The hand-off, once heard and anchored. A message can overtake the reply that queued us (they
+   * travel on different connections); the waiting loop asks only after that reply arrived.
+   */
+  handOff(): { fencingToken: number; sentAt: number } | undefined {
+    const heard = this.heard;
+    if (!heard || Number.isNaN(this.anchorSentAt)) return undefined;
+    // A hand-off older than our latest queued reply is stale: the server saw us *not* holding the
+    // lock after it (we were frozen through our turn, our TTL ran out and the lock moved on). Taking
+    // it as a grant would make two holders. Forget it, so a later hand-off can be heard.
+    if (heard.grantServerMs < this.anchorServerMs) {
+      this.heard = undefined;
+      return undefined;
+    }
+    const floor = this.anchorSentAt;
+    const estimate = floor + (heard.grantServerMs - this.anchorServerMs);
+    // TIME is truncated to whole ms on both readings, so an estimate up to 1 ms after the message's
+    // arrival is rounding, not a clock step (taking it for one cost ~1 in 8 hand-offs most of
+    // their validity): clamp it to the arrival. Only an estimate beyond that means the clock moved.
+    const stepped = estimate > heard.receivedAt + SERVER_TIME_RESOLUTION_MS;
+    const sentAt = stepped ? floor : Math.max(floor, Math.min(estimate, heard.receivedAt));
+    // One-shot: if this grant turns out unusable (no validity left) it is handed on, and only a
+    // later hand-off may be taken.
+    this.heard = undefined;
+    return { fencingToken: heard.fencingToken, sentAt };
+  }
+}

@@ -1,0 +1,458 @@
+/**
+ * Regression tests for the waiting loop and the FairMutex (issue 7, items 3, 4, 8, 9, 12, 13): on
+ * real redis-servers, for every client library. Each test names the item it covers.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Redis as IORedis } from 'ioredis';
+import { createClient as createClientV5 } from 'redis';
+import { createClient as createClientV4 } from 'redis4';
+import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
+import { FairMutex, Mutex, RedisUnavailableError } from '../../src/index.js';
+import { FaultProxy } from '../faults/toolkit/proxy.js';
+import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
+import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+
+/** ioredis that gives up on a command whose connection dropped, instead of re-sending it. */
+const ioredisNoResend: ClientKind = {
+  name: 'ioredis (maxRetriesPerRequest 0)',
+  async create(url) {
+    const client = new IORedis(url, { maxRetriesPerRequest: 0 });
+    client.on('error', () => {});
+    await new Promise<void>((resolve) => client.once('ready', () => resolve()));
+    return {
+      client,
+      command: (name, ...args) => client.call(name as string, ...args),
+      close: async () => client.disconnect(),
+    };
+  },
+};
+
+/** Clients that reject commands at once while disconnected (no offline queue). */
+const failFastKinds: ClientKind[] = [
+  {
+    name: 'ioredis enableOfflineQueue: false',
+    async create(url) {
+      const client = new IORedis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+      client.on('error', () => {});
+      await new Promise<void>((resolve) => client.once('ready', () => resolve()));
+      return {
+        client,
+        command: (name, ...args) => client.call(name as string, ...args),
+        close: async () => client.disconnect(),
+      };
+    },
+  },
+  {
+    name: 'node-redis v5 disableOfflineQueue',
+    async create(url) {
+      const client = createClientV5({ url, disableOfflineQueue: true });
+      client.on('error', () => {});
+      await client.connect();
+      return { client, command: (...a) => client.sendCommand(a), close: async () => client.destroy() };
+    },
+  },
+  {
+    name: 'node-redis v4 disableOfflineQueue',
+    async create(url) {
+      const client = createClientV4({ url, disableOfflineQueue: true });
+      client.on('error', () => {});
+      await client.connect();
+      return {
+        client,
+        command: (...a) => client.sendCommand(a),
+        close: async () => void (await client.disconnect().catch(() => {})),
+      };
+    },
+  },
+];
+
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await check())) {
+    if (performance.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Settles with the promise's outcome, or fails the test after `ms` (a hang is a failure too). */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function collectEvents(): { events: LockEvent[]; stop: () => void } {
+  const events: LockEvent[] = [];
+  const stop = subscribeLockEvents((event) => events.push(event));
+  return { events, stop };
+}
+
+let n = 0;
+const freshName = (tag: string) => {
+  n += 1;
+  return `trust-d-${tag}-${n}`;
+};
+
+/** Swallows the replies of the next `count` commands running a script ending in `-acquire`. */
+function swallowAcquires(proxy: FaultProxy, count: number): void {
+  let left = count;
+  proxy.rule = (command) => {
+    if (left > 0 && command.script?.endsWith('-acquire')) {
+      left -= 1;
+      return 'swallow-reply';
+    }
+    return 'forward';
+  };
+}
+
+for (const kind of [ioredisNoResend, ...clientKinds]) {
+  describe(`lost replies and waiting (${kind.name})`, () => {
+    let server: RedisServer;
+    let proxy: FaultProxy;
+    let direct: TestClient;
+    let proxied: TestClient;
+
+    before(async () => {
+      server = await startRedis();
+      proxy = await FaultProxy.start({ port: server.port });
+      direct = await kind.create(server.url);
+      proxied = await kind.create(proxy.url);
+      // Load every script into the server's cache first: a swallowed reply must be the script's own,
+      // not the NOSCRIPT that precedes its first run.
+      const warm = freshName('warm-up');
+      for (const Lock of [Mutex, FairMutex]) {
+        const lock = new Lock(direct.client, warm);
+        await (await lock.acquire()).release();
+        await (await lock.tryAcquire())?.release();
+        await lock.inspect();
+      }
+    });
+
+    after(async () => {
+      await proxied.close();
+      await direct.close();
+      await proxy.close();
+      await server.stop();
+    });
+
+    // Item 3: a caller told "not acquired" must not leave its own token holding the lock.
+    for (const [what, take] of [
+      [
+        'Mutex.acquire({ retries: 0 })',
+        (name: string) => new Mutex(proxied.client, name, { ttlMs: 30_000 }).acquire({ retries: 0 }),
+      ],
+      [
+        'Mutex.tryAcquire()',
+        (name: string) => new Mutex(proxied.client, name, { ttlMs: 30_000 }).tryAcquire(),
+      ],
+      [
+        'FairMutex.acquire({ retries: 0 })',
+        (name: string) => new FairMutex(proxied.client, name, { ttlMs: 30_000 }).acquire({ retries: 0 }),
+      ],
+      [
+        'FairMutex.tryAcquire()',
+        (name: string) => new FairMutex(proxied.client, name, { ttlMs: 30_000 }).tryAcquire(),
+      ],
+    ] as const) {
+      test(`item 3: ${what} whose reply was lost gives its token back when it says no`, async () => {
+        const name = freshName('lost-reply');
+        const lockKey = `locksmith:{${name}}`;
+        const recorded = collectEvents();
+        swallowAcquires(proxy, 1);
+        try {
+          const lease = await take(name).catch(() => null);
+          if (lease) {
+            // The client re-sent the attempt and got its own token back: a valid lease, not a leak.
+            assert.equal(await direct.command('GET', lockKey), lease.token);
+            await lease.release();
+            return;
+          }
+          await until(
+            async () => Number(await direct.command('EXISTS', lockKey)) === 0,
+            'the key is given back',
+          );
+          await until(
+            async () => recorded.events.some((e) => e.type === 'give-back' && e.lockName === name),
+            'a give-back event',
+          );
+        } finally {
+          recorded.stop();
+          proxy.rule = undefined;
+        }
+      });
+    }
+
+    // Item 9: a sleeper entry whose registering reply was lost must not swallow the one wake-up.
+    test('item 9: a waiter that gave up after a lost reply does not swallow the release wake-up', async () => {
+      const name = freshName('stale-sleeper');
+      const holder = await new Mutex(direct.client, name, { ttlMs: 30_000 }).acquire();
+      const sleepers = `locksmith:{${name}}:sleepers`;
+      const viaProxy = new Mutex(proxied.client, name, { ttlMs: 30_000 });
+      const waitingViaProxy = viaProxy.acquire({ timeoutMs: 20_000 });
+      await until(async () => Number(await direct.command('ZCARD', sleepers)) === 1, 'C sleeps');
+      const waitingDirect = new Mutex(direct.client, name, { ttlMs: 30_000 }).acquire({ timeoutMs: 20_000 });
+      await until(async () => Number(await direct.command('ZCARD', sleepers)) === 2, 'B sleeps');
+      // A1: registered with the earliest deadline, but its reply is lost and it gives up.
+      swallowAcquires(proxy, 1);
+      await assert.rejects(viaProxy.acquire({ retries: 0, timeoutMs: 3_000 }));
+      proxy.rule = undefined;
+      await until(
+        async () => Number(await direct.command('ZCARD', sleepers)) === 2,
+        'the stale entry is cleaned up',
+      );
+      await holder.release();
+      const tagged = [waitingViaProxy, waitingDirect].map((p, i) => p.then((lease) => ({ lease, i })));
+      const first = await within(Promise.race(tagged), 5_000, 'a sleeper wakes');
+      await first.lease.release();
+      const second = await within(
+        tagged[1 - first.i] as (typeof tagged)[0],
+        5_000,
+        'the other sleeper wakes',
+      );
+      await second.lease.release();
+    });
+  });
+}
+
+for (const kind of clientKinds) {
+  describe(`waiting loop (${kind.name})`, () => {
+    let server: RedisServer;
+    let a: TestClient;
+    let b: TestClient;
+
+    before(async () => {
+      server = await startRedis();
+      a = await kind.create(server.url);
+      b = await kind.create(server.url);
+    });
+
+    after(async () => {
+      await a.close();
+      await b.close();
+      await server.stop();
+    });
+
+    test('item 9: the retry that follows subscribing does not use up retries (Mutex)', async () => {
+      const name = freshName('retries');
+      const holder = await new Mutex(a.client, name, { ttlMs: 30_000 }).acquire();
+      const waiter = new Mutex(b.client, name).acquire({ retries: 1, timeoutMs: 10_000 });
+      const outcome = waiter.then(
+        () => 'acquired',
+        (e: unknown) => e,
+      );
+      await until(
+        async () => Number(await a.command('ZCARD', `locksmith:{${name}}:sleepers`)) === 1,
+        'the waiter sleeps',
+      );
+      await new Promise((r) => setTimeout(r, 100));
+      await holder.release();
+      assert.equal(await within(outcome, 5_000, 'the waiter'), 'acquired');
+      await (await waiter).release();
+    });
+
+    test('item 9: FairMutex queue renewals are not attempts', async () => {
+      const name = freshName('fair-renewals');
+      const mutex = new FairMutex(a.client, name, { ttlMs: 30_000 });
+      const holder = await mutex.acquire();
+      // Renews its place every 50 ms.
+      const waiter = new FairMutex(b.client, name, { waiterTtlMs: 150 }).acquire({
+        retries: 1,
+        timeoutMs: 10_000,
+      });
+      const outcome = waiter.then(
+        () => 'acquired',
+        (e: unknown) => e,
+      );
+      await until(async () => (await mutex.inspect()).queueLength === 1, 'the waiter is queued');
+      await new Promise((r) => setTimeout(r, 400));
+      await holder.release();
+      assert.equal(await within(outcome, 5_000, 'the waiter'), 'acquired');
+      await (await waiter).release();
+    });
+
+    for (const via of ['acquire', 'using'] as const) {
+      test(`item 9: FairMutex ${via}({ timeoutMs: 300 }) rejects on time when Redis stops answering`, async () => {
+        const name = freshName('fair-late');
+        const mutex = new FairMutex(a.client, name, { ttlMs: 30_000 });
+        const holder = await mutex.acquire();
+        const waiting = new FairMutex(b.client, name);
+        const started = performance.now();
+        const pending =
+          via === 'acquire'
+            ? waiting.acquire({ timeoutMs: 300 })
+            : waiting.using(async () => 'ran', { timeoutMs: 300 });
+        const outcome = pending.then(
+          () => 'resolved',
+          () => performance.now() - started,
+        );
+        await until(async () => (await mutex.inspect()).queueLength === 1, 'the waiter is queued');
+        server.pause();
+        try {
+          const elapsed = await within(outcome, 5_000, 'the rejection');
+          assert.equal(typeof elapsed, 'number', 'rejected');
+          assert.ok((elapsed as number) < 300 + 250, `rejected after ${Math.round(elapsed as number)} ms`);
+        } finally {
+          server.resume();
+        }
+        await until(
+          async () => (await mutex.inspect()).queueLength === 0,
+          'the waiter left in the background',
+        );
+        await holder.release();
+      });
+    }
+
+    // Item 4: a hand-off heard after its validity ran out is handed on, never resolved as a lease.
+    test('item 4: FairMutex never resolves a hand-off whose validity already ran out', async () => {
+      const name = freshName('fair-dead-handoff');
+      const clock = { offset: 0, now: () => performance.now() + clock.offset };
+      const holder = await new FairMutex(a.client, name, { ttlMs: 30_000 }).acquire();
+      const mutex = new FairMutex(b.client, name, { ttlMs: 1_000, clock });
+      let ranOnDeadLease = false;
+      const pending = mutex.using(
+        async (_signal, lease) => {
+          ranOnDeadLease = !lease.isHeld;
+          return { held: lease.isHeld, remaining: lease.remainingMs, token: lease.token };
+        },
+        { timeoutMs: 10_000 },
+      );
+      await until(async () => (await mutex.inspect()).queueLength === 1, 'the waiter is queued');
+      await new Promise((r) => setTimeout(r, 100)); // subscribed
+      // The hand-off message "arrives" two TTLs after the waiter's last queued request.
+      clock.offset += 2_000;
+      await holder.release();
+      const seen = await within(pending, 5_000, 'the waiter');
+      assert.equal(ranOnDeadLease, false, 'work ran on a lease with no validity left');
+      assert.equal(seen.held, true);
+      assert.ok(seen.remaining > 500, `remaining ${seen.remaining} ms`);
+    });
+
+    // Item 12: a single attempt is bounded by the TTL, whatever the client does while offline.
+    test('item 12: tryAcquire() against a stopped server rejects within about ttlMs', async () => {
+      const own = await startRedis();
+      const client = await kind.create(own.url);
+      try {
+        const mutex = new Mutex(client.client, freshName('stopped'), { ttlMs: 1_000 });
+        const fair = new FairMutex(client.client, freshName('stopped-fair'), { ttlMs: 1_000 });
+        await own.kill();
+        for (const lock of [mutex, fair]) {
+          const started = performance.now();
+          const error = await within(
+            lock.tryAcquire().then(
+              () => undefined,
+              (e: unknown) => e,
+            ),
+            6_000,
+            'tryAcquire',
+          );
+          assert.ok(error instanceof RedisUnavailableError, `got ${String(error)}`);
+          assert.ok(performance.now() - started < 2_500, `took ${performance.now() - started} ms`);
+        }
+      } finally {
+        await client.close();
+        await own.stop();
+      }
+    });
+
+    // Item 8: SUBSCRIBE is refused: waiters poll with a short back-off, never the holder's whole TTL.
+    test('item 8: waiters poll (briefly) when subscribing fails', async () => {
+      const own = await startRedis({ args: ['--rename-command', 'SUBSCRIBE', '""'] });
+      const holderClient = await kind.create(own.url);
+      const waiterClient = await kind.create(own.url);
+      const recorded = collectEvents();
+      try {
+        for (const Lock of [Mutex, FairMutex]) {
+          const name = freshName(`no-subscribe-${Lock.name}`);
+          const holder = await new Lock(holderClient.client, name, { ttlMs: 30_000 }).acquire();
+          const waiter = new Lock(waiterClient.client, name, { ttlMs: 30_000 }).acquire({
+            timeoutMs: 20_000,
+          });
+          await until(
+            async () => recorded.events.some((e) => e.type === 'polling' && e.lockName === name),
+            'the waiter polls',
+          );
+          assert.ok(recorded.events.some((e) => e.type === 'subscribe-failed' && e.lockName === name));
+          await new Promise((r) => setTimeout(r, 300));
+          const released = performance.now();
+          await holder.release();
+          const lease = await within(waiter, 5_000, `${Lock.name} waiter`);
+          assert.ok(performance.now() - released < 1_000, `woke ${performance.now() - released} ms after`);
+          await lease.release();
+        }
+      } finally {
+        recorded.stop();
+        await holderClient.close();
+        await waiterClient.close();
+        await own.stop();
+      }
+    });
+  });
+}
+
+for (const kind of failFastKinds) {
+  describe(`Redis unreachable (${kind.name})`, () => {
+    // Items 12 and 13: a transient error on the last allowed attempt is an infrastructure error.
+    test('items 12/13: acquire({ retries: 0 }) against an errored attempt is RedisUnavailableError with cause', async () => {
+      const own = await startRedis();
+      const client = await kind.create(own.url);
+      try {
+        await own.kill();
+        await new Promise((r) => setTimeout(r, 100));
+        for (const lock of [
+          new Mutex(client.client, freshName('down'), { ttlMs: 1_000 }),
+          new FairMutex(client.client, freshName('down-fair'), { ttlMs: 1_000 }),
+        ]) {
+          const error = await within(
+            lock.acquire({ retries: 0 }).then(
+              () => undefined,
+              (e: unknown) => e,
+            ),
+            6_000,
+            'acquire',
+          );
+          assert.ok(error instanceof RedisUnavailableError, `got ${String(error)}`);
+          assert.ok(error.cause instanceof Error, 'the client error is the cause');
+        }
+      } finally {
+        await client.close();
+        await own.stop();
+      }
+    });
+
+    test('item 12: acquire({ timeoutMs: Infinity }) gives up once Redis was unreachable for a TTL', async () => {
+      const own = await startRedis();
+      const client = await kind.create(own.url);
+      const recorded = collectEvents();
+      try {
+        await own.kill();
+        const started = performance.now();
+        const error = await within(
+          new Mutex(client.client, freshName('down-forever'), { ttlMs: 500 })
+            .acquire({ timeoutMs: Infinity })
+            .then(
+              () => undefined,
+              (e: unknown) => e,
+            ),
+          6_000,
+          'acquire',
+        );
+        assert.ok(error instanceof RedisUnavailableError, `got ${String(error)}`);
+        assert.ok(performance.now() - started < 3_000);
+        assert.ok(recorded.events.some((e) => e.type === 'attempt-failed'));
+      } finally {
+        recorded.stop();
+        await client.close();
+        await own.stop();
+      }
+    });
+  });
+}

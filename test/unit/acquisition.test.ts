@@ -1,0 +1,279 @@
+/**
+ * The waiting loop's rules (issue 7, items 3, 8, 9, 12, 13) with injected attempts and a fake hub:
+ * pure logic, no Redis.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { ChannelWatch, SubscriberHub } from '../../src/adapters/subscriber-hub.js';
+import {
+  ClientClosedError,
+  LockTimeoutError,
+  RedisUnavailableError,
+  TooManyAttemptsError,
+} from '../../src/errors.js';
+import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
+import {
+  type AcquisitionPlan,
+  type AttemptOutcome,
+  acquireWithWaiting,
+  attemptOnce,
+} from '../../src/primitives/acquisition.js';
+
+const held: AttemptOutcome = { acquired: false, holderPttlMs: 30_000 };
+// Sent "now" whenever it is read, so the grant always has validity left (a stale one is given back).
+const granted: AttemptOutcome = {
+  acquired: true,
+  fencingToken: 1,
+  get sentAt() {
+    return performance.now();
+  },
+};
+
+/** A hub whose watch wakes when `release()` is called, or fails to subscribe. */
+function fakeHub(options: { failSubscribe?: boolean } = {}) {
+  let wake: (() => void) | undefined;
+  let pending = false;
+  const watch: ChannelWatch = {
+    lastMessage: undefined,
+    next: (timeoutMs) =>
+      new Promise((resolve) => {
+        if (pending) {
+          pending = false;
+          resolve('message');
+          return;
+        }
+        const timer = setTimeout(() => resolve('timeout'), timeoutMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve('message');
+        };
+      }),
+    close: () => {},
+  };
+  const hub = {
+    watchIfActive: () => undefined,
+    watch: async () => {
+      if (options.failSubscribe) throw new Error('ERR unknown command SUBSCRIBE');
+      return watch;
+    },
+  } as unknown as SubscriberHub;
+  return {
+    hub,
+    release() {
+      if (wake) wake();
+      else pending = true;
+      wake = undefined;
+    },
+  };
+}
+
+function plan(overrides: Partial<AcquisitionPlan> & Pick<AcquisitionPlan, 'attempt'>): AcquisitionPlan & {
+  gaveBack: number;
+} {
+  const result = {
+    gaveBack: 0,
+    name: 'unit',
+    token: 'tok',
+    ttlMs: 1_000,
+    driftFactor: 0.01,
+    wake: undefined,
+    timeoutMs: 10_000,
+    retries: Number.POSITIVE_INFINITY,
+    retryDelayMs: Number.POSITIVE_INFINITY,
+    retryJitterMs: 0,
+    signal: undefined,
+    clock: { now: () => performance.now() },
+    wakeUpIsRetry: true,
+    mayHaveLeftState: () => false,
+    giveBack: async () => {
+      result.gaveBack += 1;
+      return true;
+    },
+    // The old plan's name for the give-back, so this file also runs against the unfixed loop.
+    releaseAbandoned: () => {
+      result.gaveBack += 1;
+    },
+    ...overrides,
+  };
+  return result;
+}
+
+function recordEvents(): { events: LockEvent[]; stop: () => void } {
+  const events: LockEvent[] = [];
+  return { events, stop: subscribeLockEvents((e) => events.push(e)) };
+}
+
+describe('acquireWithWaiting', () => {
+  test('item 9: the attempt right after subscribing does not use up retries', async () => {
+    const { hub, release } = fakeHub();
+    let calls = 0;
+    const acquiring = acquireWithWaiting(
+      plan({
+        retries: 1,
+        wake: { hub, channel: 'c' },
+        attempt: async () => {
+          calls += 1;
+          return calls < 3 ? held : granted;
+        },
+      }),
+    );
+    setTimeout(release, 20);
+    const { attempts } = await acquiring;
+    assert.equal(attempts, 3);
+  });
+
+  test('item 9: renewal wake-ups are not retries', async () => {
+    const { hub, release } = fakeHub();
+    let calls = 0;
+    const acquiring = acquireWithWaiting(
+      plan({
+        retries: 1,
+        wake: { hub, channel: 'c' },
+        wakeUpIsRetry: false,
+        attempt: async () => {
+          calls += 1;
+          return calls < 6 ? { acquired: false, holderPttlMs: 30_000, renewInMs: 5 } : granted;
+        },
+      }),
+    );
+    setTimeout(release, 100);
+    assert.equal((await acquiring).attempts, 6);
+  });
+
+  test('item 12: a LockError is never retried', async () => {
+    let calls = 0;
+    await assert.rejects(
+      acquireWithWaiting(
+        plan({
+          attempt: async () => {
+            calls += 1;
+            throw new ClientClosedError('closed');
+          },
+        }),
+      ),
+      ClientClosedError,
+    );
+    assert.equal(calls, 1);
+  });
+
+  test('items 12/13: retries run out on a transient error: RedisUnavailableError with cause, token given back', async () => {
+    const cause = new Error('ECONNRESET');
+    const recorded = recordEvents();
+    const p = plan({ retries: 0, attempt: async () => Promise.reject(cause) });
+    try {
+      await assert.rejects(acquireWithWaiting(p), (e: unknown) => {
+        assert.ok(e instanceof RedisUnavailableError, String(e));
+        assert.equal(e.cause, cause);
+        return true;
+      });
+      assert.equal(p.gaveBack, 1, 'the errored attempt may have applied: its token is given back');
+      assert.ok(recorded.events.some((e) => e.type === 'attempt-failed' && e.error === cause));
+      assert.ok(recorded.events.some((e) => e.type === 'give-back' && e.token === 'tok'));
+    } finally {
+      recorded.stop();
+    }
+  });
+
+  test('item 12: timeout while every attempt fails is RedisUnavailableError, not LockTimeoutError', async () => {
+    await assert.rejects(
+      acquireWithWaiting(
+        plan({ timeoutMs: 100, attempt: async () => Promise.reject(new Error('ECONNREFUSED')) }),
+      ),
+      RedisUnavailableError,
+    );
+  });
+
+  test('item 12: with no deadline, Redis unreachable for a TTL ends the wait', async () => {
+    const started = performance.now();
+    await assert.rejects(
+      acquireWithWaiting(
+        plan({
+          timeoutMs: Number.POSITIVE_INFINITY,
+          ttlMs: 200,
+          attempt: async () => Promise.reject(new Error('x')),
+        }),
+      ),
+      RedisUnavailableError,
+    );
+    assert.ok(performance.now() - started < 1_500);
+  });
+
+  test('item 12: an attempt unanswered for a TTL is abandoned; a late grant is given back', async () => {
+    let late: ((o: AttemptOutcome) => void) | undefined;
+    const p = plan({
+      timeoutMs: Number.POSITIVE_INFINITY,
+      ttlMs: 100,
+      attempt: () =>
+        new Promise<AttemptOutcome>((resolve) => {
+          late = resolve;
+        }),
+    });
+    await assert.rejects(acquireWithWaiting(p), RedisUnavailableError);
+    const before = p.gaveBack;
+    late?.(granted);
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(p.gaveBack, before + 1);
+  });
+
+  test('a timeout against a held lock is still LockTimeoutError, and retries TooManyAttemptsError', async () => {
+    await assert.rejects(
+      acquireWithWaiting(plan({ timeoutMs: 50, attempt: async () => held })),
+      LockTimeoutError,
+    );
+    await assert.rejects(
+      acquireWithWaiting(plan({ retries: 2, retryDelayMs: 1, attempt: async () => held })),
+      (e: unknown) => e instanceof TooManyAttemptsError && e.attempts === 3,
+    );
+  });
+
+  test('item 8: when subscribing fails it polls with a short back-off, not the holder TTL, and says so', async () => {
+    const { hub } = fakeHub({ failSubscribe: true });
+    const recorded = recordEvents();
+    let calls = 0;
+    const started = performance.now();
+    try {
+      await acquireWithWaiting(
+        plan({
+          wake: { hub, channel: 'c' },
+          attempt: async () => {
+            calls += 1;
+            return calls < 5 ? held : granted;
+          },
+        }),
+      );
+      assert.ok(performance.now() - started < 1_000, 'polled, did not sleep the holder TTL');
+      assert.equal(recorded.events.filter((e) => e.type === 'polling').length, 1, 'one polling event');
+      assert.equal(recorded.events.filter((e) => e.type === 'subscribe-failed').length, 1);
+    } finally {
+      recorded.stop();
+    }
+  });
+});
+
+describe('attemptOnce (tryAcquire)', () => {
+  test('item 12: unanswered within the TTL: RedisUnavailableError; the late grant is given back (item 3)', async () => {
+    let late: ((o: AttemptOutcome) => void) | undefined;
+    const p = plan({
+      ttlMs: 50,
+      attempt: () =>
+        new Promise<AttemptOutcome>((resolve) => {
+          late = resolve;
+        }),
+    });
+    await assert.rejects(attemptOnce(p), RedisUnavailableError);
+    const before = p.gaveBack;
+    late?.(granted);
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(p.gaveBack, before + 1);
+  });
+
+  test('item 3: a failed attempt gives its token back and rejects with the cause', async () => {
+    const cause = new Error('ECONNRESET');
+    const p = plan({ attempt: async () => Promise.reject(cause) });
+    await assert.rejects(
+      attemptOnce(p),
+      (e: unknown) => e instanceof RedisUnavailableError && e.cause === cause,
+    );
+    assert.equal(p.gaveBack, 1);
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * The FairMutex waiter's hand-off validity maths (issue 7, item 5), with an injected clock.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Waiter } from '../../src/primitives/fair-waiter.js';
+
+function waiterAt(now: { t: number }): Waiter {
+  return new Waiter('tok', { now: () => now.t });
+}
+
+describe('Waiter.handOff (item 5)', () => {
+  test('an estimate up to 1 ms after receipt is TIME rounding, not a clock step: clamped to receipt', () => {
+    const now = { t: 0 };
+    const waiter = waiterAt(now);
+    // Queued by a request sent at local 0, served at server 10,000.9 (TIME says 10,000).
+    waiter.anchor(0, 10_000);
+    // Handed off at server 11,500.1 (TIME says 11,500... or 11,501 once the ms turned), heard at 1,500.5.
+    now.t = 1_500.5;
+    assert.equal(waiter.hear('tok:7:11501'), true);
+    const handOff = waiter.handOff();
+    assert.equal(handOff?.fencingToken, 7);
+    // Before the fix this fell back to the anchor (0): 1.5 s of validity lost for no fault at all.
+    assert.equal(handOff?.sentAt, 1_500.5);
+  });
+
+  test('an estimate before receipt is kept as is', () => {
+    const now = { t: 0 };
+    const waiter = waiterAt(now);
+    waiter.anchor(100, 10_000);
+    now.t = 1_600;
+    waiter.hear('tok:3:11400');
+    assert.equal(waiter.handOff()?.sentAt, 1_500);
+  });
+
+  test('an estimate well after receipt is a server clock step: floored at the queued request', () => {
+    const now = { t: 0 };
+    const waiter = waiterAt(now);
+    waiter.anchor(100, 10_000);
+    now.t = 200;
+    waiter.hear('tok:3:15000');
+    assert.equal(waiter.handOff()?.sentAt, 100);
+  });
+
+  test('a hand-off older than the latest queued reply is stale and forgotten', () => {
+    const now = { t: 0 };
+    const waiter = waiterAt(now);
+    waiter.anchor(100, 10_000);
+    now.t = 150;
+    waiter.hear('tok:3:10020');
+    waiter.anchor(200, 10_100);
+    assert.equal(waiter.handOff(), undefined);
+    assert.equal(waiter.hear('tok:4:10200'), true, 'a later hand-off can be heard');
+  });
+});
