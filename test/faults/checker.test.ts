@@ -163,7 +163,7 @@ describe('fault-suite checker', () => {
     assert.equal(report.violations['key-without-expiry'], 1);
   });
 
-  test('a lease granted after its validity ended with its signal live', () => {
+  test('a lease granted after its validity ended, signal live or aborted, is an expired grant', () => {
     const events: HistoryEvent[] = [
       {
         ev: 'ok',
@@ -188,7 +188,40 @@ describe('fault-suite checker', () => {
         signalAborted: true,
       },
     ];
-    assert.equal(check(events, cleanResource(), noKeys).violations['expired-grant'], 1);
+    // Both: acquire() must never resolve with a lease that has no validity left (Trust item 4), even
+    // one honest enough to say so through its signal — `using()` would still run the work on it.
+    assert.equal(check(events, cleanResource(), noKeys).violations['expired-grant'], 2);
+  });
+
+  test('an ungranted token holding a lock: flagged unless given back, and never after its give-back', () => {
+    const samples = (owner: string, from: number, to: number) =>
+      Array.from({ length: Math.floor((to - from) / 20) + 1 }, (_, i) => ({
+        lock: 'L',
+        owner,
+        t: from + 20 * i,
+      }));
+    const keys: KeyFindings = {
+      ...noKeys,
+      orphanGraceMs: 250,
+      ownerSamples: [
+        ...samples('granted', 0, 400), // a holder's own token: never an orphan
+        ...samples('short', 1_000, 1_200), // under the grace period
+        ...samples('never-given-back', 2_000, 2_480), // held most of a TTL by nobody
+        ...samples('given-back-late', 3_000, 3_600), // its client reconnected only then
+        ...samples('held-past-give-back', 4_000, 4_100),
+      ],
+    };
+    const events: HistoryEvent[] = [
+      ...hold({ w: 0, fence: 1, enter: 0, exit: 400, validUntil: 500, owner: 'granted' }),
+      { ev: 'give-back', w: 1, t: 3_610, token: 'given-back-late', released: true },
+      { ev: 'give-back', w: 1, t: 4_050, token: 'held-past-give-back', released: true },
+    ];
+    const report = check(events, cleanResource(), keys);
+    assert.equal(report.violations['orphaned-key'], 2);
+    const details = report.examples.map(String).join('\n');
+    assert.match(details, /never-/);
+    assert.match(details, /held-pa/);
+    assert.doesNotMatch(details, /given-b/);
   });
 
   test('resource counts, leftover keys and crashes are violations', () => {

@@ -202,6 +202,106 @@ export const scenarios: readonly Scenario[] = [
     lockCount: 4,
   },
   {
+    // Trust item 1: every critical section first extends its lease to a TTL shorter than the one
+    // it was granted, while holders and Redis are frozen past that shorter TTL. A lease that kept
+    // its old, longer validity would overlap the next holder (and outlive its key in the probes).
+    name: 'shortened extensions under pauses',
+    expect: 'safe',
+    config: { ttlMs: 600, shortenExtendMs: [120, 300], workMs: [5, 60], acquireTimeoutMs: 5_000 },
+    async fault(ctx) {
+      let step = 0;
+      await every(ctx, [300, 600], async () => {
+        step += 1;
+        const ms = Math.round(1.2 * ctx.ttlMs);
+        if (step % 3 === 0) {
+          ctx.server.pause();
+          ctx.count('SIGSTOP redis');
+          await new Promise((r) => setTimeout(r, ms));
+          ctx.server.resume();
+          return;
+        }
+        const worker = ctx.workers[Math.floor(Math.random() * ctx.workers.length)];
+        if (!worker || worker.isPaused) return;
+        worker.pause();
+        ctx.count('SIGSTOP worker');
+        setTimeout(() => worker.resume(), ms).unref();
+      });
+    },
+    exercised: (ctx, report) =>
+      atLeast(ctx, 'SIGSTOP worker', 2) ??
+      need(
+        (report.workerCounts['shortened extension'] ?? 0) >= 20,
+        `only ${report.workerCounts['shortened extension'] ?? 0} shortened extensions`,
+      ),
+  },
+  {
+    // Trust items 2 and 3: acquire replies are lost (the script ran, the connection is reset) and
+    // the callers give up at once — `retries: 0` on half the workers, `tryAcquire()` on the others.
+    // Whatever a caller was told, a token nobody was granted must not keep the lock (sampled every
+    // ~20 ms: one seen for longer than half the TTL is flagged as an orphaned key).
+    name: 'lost acquire replies, callers give up',
+    expect: 'safe',
+    proxy: true,
+    checkOrphans: true,
+    config: (index) =>
+      index % 2 === 0 ? { acquireRetries: 0, acquireTimeoutMs: 1_000 } : { acquireMode: 'try' as const },
+    async fault(ctx) {
+      const proxy = ctx.proxy as NonNullable<typeof ctx.proxy>;
+      proxy.rule = lossyReplies(ctx, 'acquire', 0.12);
+      await ctx.wait(Number.POSITIVE_INFINITY);
+      proxy.rule = undefined;
+    },
+    exercised: (ctx) => atLeast(ctx, 'acquire reply lost', 5),
+  },
+  {
+    // Trust items 4 and 5: one lock, every worker queued behind it, Redis frozen past the TTL while
+    // hand-offs are in flight. A FairMutex must never resolve with (or run work on) a lease whose
+    // validity is gone; the checker flags such a grant ("expired-grant") and any overlap.
+    name: 'redis paused with queued waiters',
+    expect: 'safe',
+    lockCount: 1,
+    config: { acquireTimeoutMs: 4_000, workMs: [5, 25], thinkMs: [0, 1] },
+    async fault(ctx) {
+      let frozen = false;
+      await every(ctx, [500, 900], async () => {
+        const ms = Math.round(1.6 * ctx.ttlMs);
+        frozen = !frozen;
+        if (frozen) {
+          ctx.server.pause();
+          ctx.count('SIGSTOP redis');
+          await new Promise((r) => setTimeout(r, ms));
+          ctx.server.resume();
+        } else {
+          // Redis keeps its clock and expiries going but serves nobody: hand-offs made just before
+          // reach their waiters after the handed-off lease ran out.
+          await ctx.server.pauseClients(ms);
+          ctx.count('CLIENT PAUSE');
+          await new Promise((r) => setTimeout(r, ms));
+        }
+      });
+    },
+    exercised: (ctx) => atLeast(ctx, 'SIGSTOP redis', 1) ?? atLeast(ctx, 'CLIENT PAUSE', 1),
+  },
+  {
+    // Trust item 7: Redis restarted WITHOUT persistence forgets the lock (two holders at once is a
+    // documented non-guarantee, tolerated and counted here) and the fencing counter. Tokens must
+    // still only grow (each is at least the server's clock in µs), so the fenced resource refuses
+    // the old holder's late write: no stale token accepted, no lost update, no token going back.
+    name: 'restart without persistence (fencing holds)',
+    expect: 'safe',
+    redis: { appendOnly: false },
+    tolerate: ['overlap', 'lease-outlived-expiry'],
+    config: { acquireTimeoutMs: 5_000, workMs: [2, 20] },
+    async fault(ctx) {
+      await every(ctx, [900, 1_400], async () => {
+        await ctx.server.kill();
+        ctx.count('kill -9');
+        await ctx.server.restart();
+      });
+    },
+    exercised: (ctx) => atLeast(ctx, 'kill -9', 2),
+  },
+  {
     name: 'abort storm',
     expect: 'safe',
     proxy: true,
@@ -243,12 +343,15 @@ export const controls: readonly Scenario[] = [
     config: { acquireTimeoutMs: 500 },
   },
   {
-    // Not a broken lock but a broken deployment, documented in the design (§7): a Redis restarted
-    // without its data forgets both the lock and the fencing counter, so tokens start over.
-    name: 'control: restart without persistence',
+    // The negative control of "restart without persistence (fencing holds)": the same deployment
+    // and the same tolerance, with fencing tokens from a plain INCR counter (Locksmith's scheme
+    // before the server-time floor). The restarted counter starts over at 1, so tokens go back.
+    name: 'control: restart without persistence, INCR-counter tokens',
     expect: 'flagged',
-    locks: ['mutex'],
+    locks: ['counter-fenced'],
     redis: { appendOnly: false },
+    tolerate: ['overlap', 'lease-outlived-expiry'],
+    config: { workMs: [2, 20] },
     async fault(ctx) {
       await every(ctx, [900, 1_400], async () => {
         await ctx.server.kill();

@@ -7,9 +7,10 @@
  * A holder "holds" from when it enters its critical section until the first of: its exit, the
  * moment it learned the lock was lost (its signal aborted), and its lease's validity deadline as it
  * stood at exit. That last one is the holder's own reckoning: `validity = ttl − elapsed − drift`,
- * counted from when the acquire (or the last successful extension) was *sent*. The deadline only
- * grows, and only on a successful compare-and-pexpire, which proves the key was ours without a gap
- * up to that moment, so using the final deadline is the strictest sound choice.
+ * counted from when the acquire (or the last successful extension) was *sent*. It moves only on a
+ * successful compare-and-pexpire, which proves the key was ours without a gap up to that moment, and
+ * to exactly what that extension bought (earlier, for an extension to a shorter TTL), so using the
+ * final deadline is the strictest sound choice.
  *
  * Two such intervals of the same lock overlapping is a violation. A holder that keeps running past
  * its deadline (paused by SIGSTOP, a GC, a swapped-out VM) overlapping the next holder is *not*: the
@@ -35,6 +36,22 @@ export interface KeyFindings {
   readonly renewedAfterEnd: readonly string[];
   /** Keys without any expiry other than the fencing counters. */
   readonly withoutExpiry: readonly string[];
+  /**
+   * Who Redis said held each lock, sampled during the run (only when the scenario asks for it, each
+   * stamped when sent). An owner token that no worker was ever granted is a key held by nobody: an
+   * attempt whose caller gave up. It is a violation when nobody gave it back and it was seen for
+   * longer than `orphanGraceMs`, or when a sample sent after its give-back's reply still saw it. A
+   * token given back is not flagged for the time before: a give-back waits for the client to reach
+   * Redis again (a reset connection, an ioredis reconnect that re-sends the lost acquire first).
+   */
+  readonly ownerSamples?: readonly OwnerSample[];
+  readonly orphanGraceMs?: number;
+}
+
+export interface OwnerSample {
+  readonly lock: string;
+  readonly owner: string;
+  readonly t: number;
 }
 
 export const violationKinds = [
@@ -48,6 +65,7 @@ export const violationKinds = [
   'key-left-behind',
   'key-renewed-after-end',
   'key-without-expiry',
+  'orphaned-key',
   'crash',
 ] as const;
 export type ViolationKind = (typeof violationKinds)[number];
@@ -62,6 +80,8 @@ export interface CheckReport {
   /** Leases whose signal aborted while held (expected under faults; not a violation). */
   readonly lostLeases: number;
   readonly probes: number;
+  /** What workers counted (`count` events), by name. */
+  readonly workerCounts: Readonly<Record<string, number>>;
   readonly resource: ResourceStats;
   /** A few concrete violations, for the log. */
   readonly examples: readonly string[];
@@ -92,6 +112,8 @@ function classify(error: string): string {
   if (/LockTimeoutError/.test(error)) return 'timeout';
   if (/abort storm|scenario stopped|AbortError/.test(error)) return 'aborted';
   if (/TooManyAttempts/.test(error)) return 'too-many-attempts';
+  if (/NotAcquired/.test(error)) return 'not-acquired';
+  if (/RedisUnavailable/.test(error)) return 'redis-unavailable';
   return 'error';
 }
 
@@ -112,6 +134,9 @@ export function check(
   const errors: string[] = [];
   let lostLeases = 0;
   let probes = 0;
+  const workerCounts: Record<string, number> = {};
+  /** Token → when its first successful give-back's reply arrived. */
+  const givenBack = new Map<string, number>();
   let endOfRun = 0;
   for (const event of events) {
     if ('t' in event) endOfRun = Math.max(endOfRun, event.t);
@@ -126,13 +151,14 @@ export function check(
           okAt: event.t,
           grantedValidUntil: event.validUntil,
         });
-        // acquire() must not hand out a lease whose validity is already over while its signal says
-        // it is held: the caller would start work the lock no longer covers. (1 ms of slack: the
-        // worker reads the clock a few microtasks after the library last checked it.)
-        if (event.validUntil < event.t - 1 && !event.signalAborted) {
+        // acquire() must not hand out a lease whose validity is already over, whatever its signal
+        // says: `using()` would start work the lock no longer covers (a FairMutex did, with the
+        // signal aborted, while Redis was paused past the TTL). (1 ms of slack: the worker reads
+        // the clock a few microtasks after the library last checked it.)
+        if (event.validUntil < event.t - 1 || event.signalAborted) {
           flag(
             'expired-grant',
-            `w${event.w}#${event.seq} granted ${(event.t - event.validUntil).toFixed(1)} ms after its validity ended, signal not aborted`,
+            `w${event.w}#${event.seq} granted ${(event.t - event.validUntil).toFixed(1)} ms after its validity ended, signal ${event.signalAborted ? 'aborted' : 'not aborted'}`,
           );
         }
         break;
@@ -169,6 +195,12 @@ export function check(
         }
         break;
       }
+      case 'give-back':
+        if (event.released !== undefined && !givenBack.has(event.token)) givenBack.set(event.token, event.t);
+        break;
+      case 'count':
+        workerCounts[event.name] = (workerCounts[event.name] ?? 0) + 1;
+        break;
       case 'crash':
         flag('crash', `w${event.w}: ${event.error}`);
         break;
@@ -230,6 +262,7 @@ export function check(
   for (const key of keys.renewedAfterEnd)
     flag('key-renewed-after-end', `${key} still alive after 2×TTL of idle workers`);
   for (const key of keys.withoutExpiry) flag('key-without-expiry', `${key} has no TTL`);
+  checkOrphans(holds, givenBack, keys, flag);
 
   const totalViolations = Object.values(violations).reduce((a, b) => a + b, 0);
   return {
@@ -240,7 +273,45 @@ export function check(
     totalViolations,
     lostLeases,
     probes,
+    workerCounts,
     resource,
     examples,
   };
+}
+
+/**
+ * Owner tokens Redis held although no worker was granted them: held past a give-back, or, never
+ * given back, for longer than the grace period.
+ */
+function checkOrphans(
+  holds: ReadonlyMap<string, Hold>,
+  givenBack: ReadonlyMap<string, number>,
+  keys: KeyFindings,
+  flag: (kind: ViolationKind, detail: string) => void,
+): void {
+  if (!keys.ownerSamples) return;
+  const granted = new Set([...holds.values()].map((hold) => hold.owner));
+  const seen = new Map<string, { lock: string; first: number; last: number }>();
+  for (const sample of keys.ownerSamples) {
+    if (granted.has(sample.owner)) continue;
+    const span = seen.get(sample.owner);
+    if (span) span.last = Math.max(span.last, sample.t);
+    else seen.set(sample.owner, { lock: sample.lock, first: sample.t, last: sample.t });
+  }
+  const grace = keys.orphanGraceMs ?? 0;
+  for (const [owner, span] of seen) {
+    const heldMs = (span.last - span.first).toFixed(0);
+    const givenBackAt = givenBack.get(owner);
+    if (givenBackAt === undefined && span.last - span.first > grace) {
+      flag(
+        'orphaned-key',
+        `${span.lock}: token ${owner.slice(0, 8)}… held for ${heldMs} ms, never granted to anyone nor given back`,
+      );
+    } else if (givenBackAt !== undefined && span.last > givenBackAt) {
+      flag(
+        'orphaned-key',
+        `${span.lock}: token ${owner.slice(0, 8)}… still held ${(span.last - givenBackAt).toFixed(0)} ms after it was given back`,
+      );
+    }
+  }
 }

@@ -23,7 +23,8 @@ export interface HeldLock {
   validUntil(): number;
   /** Aborts when the holder learns the lock is lost. */
   readonly signal: AbortSignal;
-  extend(): Promise<void>;
+  /** Extends to `ttlMs` (default: the lease's current TTL). */
+  extend(ttlMs?: number): Promise<void>;
   release(): Promise<boolean>;
 }
 
@@ -40,22 +41,44 @@ function fromLease(lease: Lease, key: string): HeldLock {
     key,
     validUntil: () => lease.validUntil + perfToMono,
     signal: lease.signal,
-    extend: () => lease.extend(),
+    extend: (ttlMs) => lease.extend(ttlMs),
     release: () => lease.release(),
   };
 }
 
-export function lockAdapter(kind: LockKind, client: object, name: string, config: WorkerConfig): LockAdapter {
+/** Runs a raw command on the worker's client (for the lock kinds that are not Locksmith's). */
+export type RawCommand = (...args: string[]) => Promise<unknown>;
+
+/** What `tryAcquire()` finding the lock taken becomes in a worker's history (a failure, not an error). */
+export class NotAcquired extends Error {
+  override readonly name = 'NotAcquired';
+}
+
+export function lockAdapter(
+  kind: LockKind,
+  client: object,
+  command: RawCommand,
+  name: string,
+  config: WorkerConfig,
+): LockAdapter {
   const options = { ttlMs: config.ttlMs, autoExtend: config.autoExtend, timeoutMs: config.acquireTimeoutMs };
+  const primitive = (lock: Mutex | FairMutex): LockAdapter => ({
+    acquire: async (signal) => {
+      const lease =
+        config.acquireMode === 'try'
+          ? await lock.tryAcquire({ signal })
+          : await lock.acquire({ signal, retries: config.acquireRetries });
+      if (!lease) throw new NotAcquired('tryAcquire: held by another owner');
+      return fromLease(lease, lock.keys.lock);
+    },
+  });
   switch (kind) {
-    case 'mutex': {
-      const mutex = new Mutex(client, name, options);
-      return { acquire: async (signal) => fromLease(await mutex.acquire({ signal }), mutex.keys.lock) };
-    }
-    case 'fair-mutex': {
-      const mutex = new FairMutex(client, name, options);
-      return { acquire: async (signal) => fromLease(await mutex.acquire({ signal }), mutex.keys.lock) };
-    }
+    case 'mutex':
+      return primitive(new Mutex(client, name, options));
+    case 'fair-mutex':
+      return primitive(new FairMutex(client, name, options));
+    case 'counter-fenced':
+      return counterFencedLock(command, name, config);
     case 'no-lock':
       return {
         acquire: async () => ({
@@ -93,4 +116,52 @@ export function lockAdapter(kind: LockKind, client: object, name: string, config
       };
     }
   }
+}
+
+const COUNTER_ACQUIRE =
+  "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('incr', KEYS[2]) end return 0";
+const COUNTER_RELEASE =
+  "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
+
+/**
+ * A correct lease lock whose fencing tokens come from a plain INCR counter (Locksmith's scheme before
+ * the server-time floor). Honest about validity (ttl − elapsed − drift from the send), so only its
+ * tokens can make the checker flag it: after a restart without persistence they start over at 1.
+ */
+function counterFencedLock(command: RawCommand, name: string, config: WorkerConfig): LockAdapter {
+  const key = `locksmith:{${name}}`;
+  return {
+    acquire: async (signal) => {
+      const deadline = performance.now() + config.acquireTimeoutMs;
+      for (;;) {
+        signal.throwIfAborted();
+        const owner = randomUUID();
+        const sentAt = performance.now();
+        const reply = await command(
+          'EVAL',
+          COUNTER_ACQUIRE,
+          '2',
+          key,
+          `${key}:fence`,
+          owner,
+          String(config.ttlMs),
+        );
+        const fence = Number(reply);
+        if (fence > 0) {
+          const validUntil = sentAt + config.ttlMs - Math.ceil(config.ttlMs * 0.01) - 2 + perfToMono;
+          return {
+            fence,
+            owner,
+            key,
+            validUntil: () => validUntil,
+            signal: never,
+            extend: async () => {},
+            release: async () => Number(await command('EVAL', COUNTER_RELEASE, '1', key, owner)) === 1,
+          };
+        }
+        if (performance.now() > deadline) throw new Error('LockTimeoutError: counter-fenced lock');
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    },
+  };
 }

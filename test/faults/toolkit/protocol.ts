@@ -31,7 +31,12 @@ export type LockKind =
    */
   | 'naive-short-ttl'
   /** A Mutex whose leases are dropped instead of released: their watchdogs renew them for ever. */
-  | 'never-released';
+  | 'never-released'
+  /**
+   * The fencing scheme Locksmith had before tokens got a server-time floor: SET NX PX plus INCR of a
+   * counter, which a Redis restarted without persistence resets to 1 (tokens go backwards).
+   */
+  | 'counter-fenced';
 
 export interface WorkerConfig {
   readonly scenario: string;
@@ -59,6 +64,15 @@ export interface WorkerConfig {
   readonly abortAfterMs?: readonly [number, number] | undefined;
   /** Fire `lease.extend()` without waiting, then release at once (extension racing a release). */
   readonly extendBeforeRelease?: boolean | undefined;
+  /**
+   * On entering the critical section, `extend()` the lease to a TTL drawn from [min, max] ms, shorter
+   * than `ttlMs`: validity must shrink to what that extension bought.
+   */
+  readonly shortenExtendMs?: readonly [number, number] | undefined;
+  /** `retries` for `acquire()` (default: the library's); 0 gives up after one attempt. */
+  readonly acquireRetries?: number | undefined;
+  /** 'try' takes locks with `tryAcquire()` (one attempt, null when taken) instead of `acquire()`. */
+  readonly acquireMode?: 'acquire' | 'try' | undefined;
 }
 
 /** One event of one acquisition (`seq` numbers acquisitions within a worker). */
@@ -111,7 +125,7 @@ export type HistoryEvent =
       readonly w: number;
       readonly seq: number;
       readonly t: number;
-      /** The lease's validity deadline at exit (it only grows, with each successful extension). */
+      /** The lease's validity deadline at exit (moved by each successful extension, to what it bought). */
       readonly validUntil: number;
       /** When the lease's signal aborted (lock lost), if it did. */
       readonly lostAt: number | undefined;
@@ -127,6 +141,20 @@ export type HistoryEvent =
       readonly result: 'released' | 'not-held' | 'error';
       readonly error?: string;
     }
+  /**
+   * The library gave a token back (its `give-back` lock event): a caller gave up while an attempt's
+   * outcome was unknown, or a grant came too late to be used. `released` is undefined when the
+   * give-back failed. `t` is when its reply arrived: Redis applied it before then.
+   */
+  | {
+      readonly ev: 'give-back';
+      readonly w: number;
+      readonly t: number;
+      readonly token: string;
+      readonly released: boolean | undefined;
+    }
+  /** A worker-side occurrence a scenario wants counted (e.g. a shortened extension that succeeded). */
+  | { readonly ev: 'count'; readonly w: number; readonly name: string }
   /** Something that must never happen in a worker (an unhandled rejection, an uncaught error). */
   | { readonly ev: 'crash'; readonly w: number; readonly t: number; readonly error: string };
 

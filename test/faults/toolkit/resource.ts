@@ -3,9 +3,11 @@
  * workers' critical sections. It lives in the test parent, which stamps nothing and trusts no
  * worker clock: everything it reports is what it saw, in the order it saw it.
  *
- * Fencing, as a real fenced store does it: every access (read or write) carries the holder's
- * fencing token, and the resource remembers the highest token it has seen. With `fenced` on, an
- * access with a lower token is refused. Reads count too: once the next holder has read with its
+ * Fencing, as the shipped `fencedWrite` helper does it: every access (read or write) carries the
+ * holder's fencing token, and the resource remembers the highest token it has seen. With `fenced`
+ * on, an access with a token lower than that is refused, and one equal to it is accepted (the
+ * holder's own repeated accesses under one lease). Reads count too (the helper only has writes;
+ * a store that also serves reads must record their tokens the same way): once the next holder has read with its
  * token, a paused ex-holder's write is refused even though the new holder has not written yet;
  * checking writes only would let that write in and lose the new holder's update.
  *
@@ -50,6 +52,7 @@ export class FencedResource {
       cell = { value: 0, version: 0, highest: 0 };
       this.cells.set(request.lock, cell);
     }
+    // Lower than the highest seen is stale; equal is the same holder again (`fencedWrite`: token >= last).
     const stale = request.fence < cell.highest;
     if (stale && this.fenced) {
       this.stats.fencedRejections += 1;

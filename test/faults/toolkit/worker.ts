@@ -9,6 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis as IORedis } from 'ioredis';
+import { subscribeLockEvents } from '../../../src/events.js';
 import { clientKinds, type TestClient } from '../../fixtures/clients.js';
 import { type HeldLock, type LockAdapter, lockAdapter } from './locks.js';
 import {
@@ -45,6 +46,13 @@ function emit(event: HistoryEvent): void {
     send({ type: 'events', events });
   });
 }
+
+// Every give-back the library makes, with its token, so the checker can tell a key a caller gave up
+// on but could not give back yet (its client reconnecting) from one nobody gave back at all.
+subscribeLockEvents((event) => {
+  if (event.type !== 'give-back') return;
+  emit({ ev: 'give-back', w: index, t: mono(), token: event.token, released: event.released });
+});
 
 process.on('unhandledRejection', (reason) => {
   emit({ ev: 'crash', w: index, t: mono(), error: `unhandledRejection: ${describe(reason)}` });
@@ -120,9 +128,9 @@ async function start(config: WorkerConfig): Promise<void> {
     });
     current.probe.on('error', () => {});
   }
-  const client = current.client.client;
+  const { client, command } = current.client;
   const adapters = new Map<string, LockAdapter>(
-    config.lockNames.map((name) => [name, lockAdapter(config.lock, client, name, config)]),
+    config.lockNames.map((name) => [name, lockAdapter(config.lock, client, command, name, config)]),
   );
   current.done = loop(current, adapters);
   send({ type: 'started' });
@@ -203,6 +211,14 @@ async function holdAndRelease(current: Run, held: HeldLock, lock: string, id: nu
   else held.signal.addEventListener('abort', onLost, { once: true });
 
   emit({ ev: 'enter', w: index, seq: id, t: mono() });
+  if (config.shortenExtendMs && !held.signal.aborted) {
+    try {
+      await held.extend(Math.round(between(config.shortenExtendMs)));
+      emit({ ev: 'count', w: index, name: 'shortened extension' });
+    } catch {
+      // Lost, or Redis unreachable: the lease says so through its signal and validity.
+    }
+  }
   let skippedWrite = false;
   if (config.honorSignal && held.signal.aborted) skippedWrite = true;
   else {
