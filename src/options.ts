@@ -6,8 +6,8 @@ import {
   checkFraction,
   checkFunction,
   checkMs,
-  checkName,
   checkOptionsObject,
+  checkPrefix,
   checkSignal,
   checkTtlMs,
 } from './validation.js';
@@ -87,7 +87,7 @@ const checks: Checks<LockOptions> = {
   retryJitterMs: (n, v) => checkMs(n, v, { allowZero: true }),
   wakeOnRelease: checkBoolean,
   driftFactor: (n, v) => checkFraction(n, v, 0, 0.5),
-  prefix: checkName,
+  prefix: checkPrefix,
   clock: (n, v) => {
     if (v === null || typeof v !== 'object')
       throw new TypeError(`Expected \`${n}\` to be an object with now()`);

@@ -91,17 +91,44 @@ export function checkFunction<F>(name: string, value: unknown): F {
 
 const MAX_NAME_LENGTH = 1024;
 
+const NAME_EXPECTED = `a non-empty string of at most ${MAX_NAME_LENGTH} characters`;
+const PREFIX_EXPECTED = `${NAME_EXPECTED} without \`{\` or \`}\``;
+
+/** A string of 1 to MAX_NAME_LENGTH characters; `expected` is the whole rule, for the message. */
+function checkBoundedString(name: string, value: unknown, expected: string): string {
+  if (typeof value !== 'string') fail(TypeError, name, expected, value);
+  if (value.length === 0 || value.length > MAX_NAME_LENGTH) fail(RangeError, name, expected, value);
+  return value;
+}
+
 /**
- * A lock name or key prefix. Braces are refused because every key of a lock is built as
- * `prefix:{name}…`: the hash tag must be exactly the name for all of them to share a Cluster slot.
+ * A lock name. Keys are built as `prefix:{name}suffix` (see `lockKeys`), and Redis Cluster hashes
+ * only the hash tag: the text between a key's first `{` (ours, since prefixes have no braces) and
+ * the first `}` after it. For a name with braces that tag is the name up to its first `}` (the
+ * whole name when it has none): the same for every key of the lock, so they still share one slot.
+ * Only a name that *starts* with `}` breaks this: its tag would be empty, and Redis then hashes
+ * each key whole, scattering one lock over several slots.
  */
 export function checkName(name: string, value: unknown): string {
-  const expected = `a non-empty string of at most ${MAX_NAME_LENGTH} characters without \`{\` or \`}\``;
-  if (typeof value !== 'string') fail(TypeError, name, expected, value);
-  if (value.length === 0 || value.length > MAX_NAME_LENGTH || /[{}]/.test(value)) {
-    fail(RangeError, name, expected, value);
+  if (checkBoundedString(name, value, NAME_EXPECTED).startsWith('}')) {
+    fail(
+      RangeError,
+      name,
+      'a name that does not start with `}` (keys are `prefix:{name}…`, and Redis Cluster hashes only the text between the first `{` and the next `}`: a leading `}` leaves that hash tag empty, so each key of the lock would be hashed whole and land in a different slot)',
+      value,
+    );
   }
-  return value;
+  return value as string;
+}
+
+/**
+ * A key prefix. Braces are refused: the lock's own `{` must be the first one in every key, so that
+ * the hash tag comes from the name (see `checkName`).
+ */
+export function checkPrefix(name: string, value: unknown): string {
+  if (/[{}]/.test(checkBoundedString(name, value, PREFIX_EXPECTED)))
+    fail(RangeError, name, PREFIX_EXPECTED, value);
+  return value as string;
 }
 
 /** Any Redis key chosen by the caller (braces allowed: the caller may want its own hash tag). */

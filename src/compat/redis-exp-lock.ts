@@ -2,9 +2,13 @@ import type { RedisClient } from '../adapters/detect.js';
 import { AlreadyAcquiredError } from '../errors.js';
 import type { Lease } from '../lease/lease.js';
 import { Mutex } from '../primitives/mutex.js';
-import { checkCount, checkFraction, checkFunction, checkOptionsObject } from '../validation.js';
+import { checkCount, checkFraction, checkFunction, checkName, checkOptionsObject } from '../validation.js';
 
-/** The options of the Ruby gem `redis_exp_lock`, with its units (seconds) and defaults. */
+/**
+ * The options of the Ruby gem `redis_exp_lock`, with its units (seconds) and the names and defaults
+ * its README documents. (The gem's code differs from its README: it defaults `expiry` to nil, a key
+ * that never expires, and reads the interval from `retry_interval`. The documented ones are kept.)
+ */
 export interface RedisExpLockOptions {
   /** (required) An ioredis or node-redis client. */
   redis: RedisClient;
@@ -21,14 +25,28 @@ export interface RedisExpLockOptions {
 }
 
 /**
- * The API of the Ruby gem `redis_exp_lock`, method for method: a lock object bound to one key that
- * is either locked or not. Built on `Mutex`; use `Mutex` directly for new code.
+ * The API of the Ruby gem `redis_exp_lock` (lib/redis_exp_lock.rb, 0.1.1), method for method: a lock
+ * object bound to one key that is either locked or not. Built on `Mutex`; use `Mutex` directly for
+ * new code.
+ *
+ * As in the gem, "locked" is this object's own state, not Redis': it starts with a successful
+ * `lock()`/`tryLock()` and ends only with `unlock()`, even if the key expired in Redis meanwhile.
+ * That is what keeps an object from stranding its own key: while locked, locking again throws
+ * `AlreadyAcquiredError` (it cannot quietly fail and forget the token), and `unlock()` always sends
+ * the compare-and-delete for the token it holds.
  */
 export class RedisExpLock {
   readonly lockKey: string;
   private readonly mutex: Mutex;
   private readonly retries: number;
+  /** Set from a successful lock until `unlock()`, whatever happened to the key in Redis. */
   private lease: Lease | undefined;
+  /**
+   * A lock attempt is under way. The gem is synchronous and cannot overlap two; here a second call
+   * made before the first settles is refused like a call on a locked object, so two attempts never
+   * race to set (or clear) `lease`.
+   */
+  private acquiring = false;
 
   constructor(lockKey: string, options: RedisExpLockOptions) {
     const given = checkOptionsObject<RedisExpLockOptions>('options', options, [
@@ -43,7 +61,7 @@ export class RedisExpLock {
     if (expiry !== null) checkFraction('expiry', expiry, 0.001, 2_000_000);
     this.retries = checkCount('retries', given.retries ?? 0);
     const interval = checkFraction('interval', given.interval ?? 0.01, 0, 2_000_000);
-    this.lockKey = lockKey;
+    this.lockKey = checkName('lockKey', lockKey);
     this.mutex = new Mutex(given.redis, lockKey, {
       ...(expiry === null ? { autoExtend: true } : { ttlMs: Math.ceil(expiry * 1000), autoExtend: false }),
       retries: this.retries,
@@ -53,9 +71,13 @@ export class RedisExpLock {
     });
   }
 
-  /** `locked?`: whether this object holds the lock, without asking Redis. */
+  /**
+   * `locked?`: whether this object is in the locked state, without asking Redis: `true` from a
+   * successful `lock()`/`tryLock()` until `unlock()`, also after the key expired (ask Redis with
+   * `keyOwned()`).
+   */
   locked(): boolean {
-    return this.lease?.isHeld ?? false;
+    return this.lease !== undefined;
   }
 
   /** `key_locked?`: asks Redis whether any client holds the key. */
@@ -68,11 +90,13 @@ export class RedisExpLock {
     return (await this.lease?.isOwned()) ?? false;
   }
 
-  /** `try_lock`: one attempt; `true` when acquired. Throws `AlreadyAcquiredError` if already locked. */
+  /**
+   * `try_lock`: one attempt; `true` when acquired. Throws `AlreadyAcquiredError` while `locked()`
+   * (even if the key expired: `unlock()` first), or while another attempt of this object is under way.
+   */
   async tryLock(): Promise<boolean> {
-    this.ensureUnlocked();
-    this.lease = (await this.mutex.tryAcquire()) ?? undefined;
-    return this.lease !== undefined;
+    const lease = await this.acquireWith(() => this.mutex.tryAcquire());
+    return lease !== null;
   }
 
   /**
@@ -80,30 +104,59 @@ export class RedisExpLock {
    * `AlreadyAcquiredError` if already locked, `TooManyAttemptsError` when `retries` ran out.
    */
   async lock(): Promise<number> {
-    this.ensureUnlocked();
-    this.lease = await this.mutex.acquire();
-    return this.lease.attempts;
+    const lease = await this.acquireWith(() => this.mutex.acquire());
+    return lease.attempts;
   }
 
-  /** `unlock`: `true` when released; `false` if never locked or the lock expired meanwhile. */
+  /**
+   * `unlock`: deletes the key if it still holds this object's token and leaves the locked state.
+   * `true` when it deleted it; `false` if this object was not locked, or the key had expired (a key
+   * someone else took since is left alone). When Redis cannot be reached it rejects and, as in the
+   * gem, the object stays locked, so `unlock()` can be called again.
+   */
   async unlock(): Promise<boolean> {
     const lease = this.lease;
-    this.lease = undefined;
-    return lease ? lease.release() : false;
+    if (lease === undefined) return false;
+    // A lease reports `false` once its own validity ran out, which ends a drift margin before the
+    // key's TTL (or earlier after a pause), even if its compare-and-delete still found the token;
+    // and a second `release()` (after a failed one) sends nothing. The gem has no validity of its
+    // own: it answers whether the key held its token. So on `false`, ask Redis once more: a token
+    // just deleted is remembered for 60 s (`…:last-released`), so the answer is `true` exactly when
+    // either call deleted our key, and it also retries a compare-and-delete that failed.
+    const released = (await lease.release()) || (await this.mutex.releaseToken(lease.token));
+    if (this.lease === lease) this.lease = undefined;
+    return released;
   }
 
-  /** `synchronize`: lock, run `work(attempts)`, unlock in `finally`; resolves with `work`'s result. */
+  /**
+   * `synchronize`: lock, run `work(attempts)`, unlock; resolves with `work`'s result. Unlike the
+   * gem, it also unlocks when `work` throws (the gem leaves the object locked and the key held until
+   * its expiry); `work`'s error is the one you get. Rejects like `lock()` and `unlock()` otherwise.
+   */
   async synchronize<T>(work: (attempts: number) => T | Promise<T>): Promise<T> {
     checkFunction('work', work);
     const attempts = await this.lock();
+    let result: T;
     try {
-      return await work(attempts);
-    } finally {
+      result = await work(attempts);
+    } catch (error) {
       await this.unlock().catch(() => false);
+      throw error;
     }
+    await this.unlock();
+    return result;
   }
 
-  private ensureUnlocked(): void {
-    if (this.lease?.isHeld) throw new AlreadyAcquiredError(this.lockKey);
+  /** Runs one acquisition for this object: refused while locked or acquiring; keeps what it gets. */
+  private async acquireWith<L extends Lease | null>(acquire: () => Promise<L>): Promise<L> {
+    if (this.lease !== undefined || this.acquiring) throw new AlreadyAcquiredError(this.lockKey);
+    this.acquiring = true;
+    try {
+      const lease = await acquire();
+      if (lease !== null) this.lease = lease;
+      return lease;
+    } finally {
+      this.acquiring = false;
+    }
   }
 }

@@ -1,7 +1,19 @@
 /**
- * Key and channel names of one lock. Every one of them contains `{name}` as its only hash tag, so
- * every script touches a single Redis Cluster slot and CROSSSLOT cannot happen.
- * (Names and prefixes are validated to contain no braces.)
+ * Key and channel names of one lock: `prefix:{name}` followed by a suffix (`:fence`, ...).
+ *
+ * Why every key of a lock shares one Redis Cluster slot, also when the name contains braces:
+ * Cluster hashes only the text between a key's first `{` and the first `}` after it (the whole key
+ * when that text is empty). The prefix has no braces (`checkPrefix`), so the first `{` is ours, and
+ * the tag is the name up to its first `}`, or the whole name if it has none; it depends on the name
+ * alone, not on the suffix. It is empty only for a name starting with `}`, which `checkName` refuses.
+ * So every script touches one slot and CROSSSLOT cannot happen.
+ *
+ * Why two different names (or prefixes) never share a key: no suffix contains `}` (they are fixed
+ * words, plus hex client ids in channel names), so in `prefix:{name}suffix` the last `}` is the one
+ * after the name. Reading a key back, the prefix is everything before the first `{` (minus the
+ * `:`), the name everything between that `{` and the last `}`, the suffix the rest: the key
+ * determines all three, so different (prefix, name, suffix) triples give different keys.
+ * test/unit/keys.test.ts checks both properties on generated names.
  */
 export interface LockKeys {
   /** Holds the owner token while the lock is held; expires with the lease. */

@@ -1,17 +1,30 @@
 /** The Redis in Action functions and the redis_exp_lock API behave as their originals document. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AlreadyAcquiredError,
   acquireLockWithTimeout,
   Mutex,
+  RedisCommandError,
   RedisExpLock,
   releaseLock,
+  subscribeLockEvents,
   TooManyAttemptsError,
 } from '../../src/index.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
 import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+import { until } from '../fixtures/until.js';
+
+/** Resolves when a lease of `lockName` is lost (its validity ran out, for these tests). */
+function nextLockLost(lockName: string): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = subscribeLockEvents((event) => {
+      if (event.type !== 'lock-lost' || event.lockName !== lockName) return;
+      stop();
+      resolve();
+    });
+  });
+}
 
 for (const kind of clientKinds) {
   describe(`compatibility APIs (${kind.name})`, () => {
@@ -122,12 +135,90 @@ for (const kind of clientKinds) {
         await waiter.unlock();
       });
 
-      test('unlock returns false when the lock expired meanwhile', async () => {
-        const lock = new RedisExpLock('exp-5', { redis: a.client, expiry: 0.1 });
+      // Issue 8: the gem's `locked?` is local state, true from a successful lock until `unlock`.
+      test('after the key expired: still locked() until unlock(), which returns false and spares the next holder', async () => {
+        const lock = new RedisExpLock(`exp-5-${kind.name}`, { redis: a.client, expiry: 0.1 });
+        const other = new RedisExpLock(`exp-5-${kind.name}`, { redis: b.client });
+        const key = `locksmith:{exp-5-${kind.name}}`;
         await lock.lock();
-        await sleep(200);
-        assert.equal(lock.locked(), false, 'no longer locked once expired, locally too');
-        assert.equal(await lock.unlock(), false);
+        await until(async () => Number(await a.command('EXISTS', key)) === 0, 'the key expired');
+        assert.equal(lock.locked(), true, 'locked? stays true until unlock');
+        assert.equal(await lock.keyOwned(), false);
+        assert.equal(await lock.keyLocked(), false);
+        await assert.rejects(lock.tryLock(), AlreadyAcquiredError, 'try_lock raises while locked');
+        await assert.rejects(lock.lock(), AlreadyAcquiredError, 'lock raises while locked');
+        assert.equal(await other.tryLock(), true, 'the expired key is free for others');
+        assert.equal(await lock.unlock(), false, 'the lock expired before the unlock');
+        assert.equal(lock.locked(), false);
+        assert.equal(await other.keyOwned(), true, 'unlock left the new holder alone');
+        assert.equal(await lock.tryLock(), false, 'unlocked again: try_lock answers instead of raising');
+        assert.equal(await other.unlock(), true);
+      });
+
+      test('after its validity ran out but not the key: still locked(), and unlock() deletes the key', async () => {
+        // The window issue 8 found: the lease's validity ends a drift margin before the key's TTL.
+        // Widened here by lengthening the key's TTL behind the lease's back (within its 300 ms).
+        const name = `exp-8-${kind.name}`;
+        const key = `locksmith:{${name}}`;
+        const lock = new RedisExpLock(name, { redis: a.client, expiry: 0.3 });
+        const other = new RedisExpLock(name, { redis: b.client });
+        const lost = nextLockLost(name);
+        await lock.lock();
+        assert.equal(Number(await a.command('PEXPIRE', key, '60000')), 1);
+        await lost;
+        assert.equal(lock.locked(), true);
+        assert.equal(await lock.keyOwned(), true);
+        await assert.rejects(lock.tryLock(), AlreadyAcquiredError, 'no silent false that forgets the token');
+        assert.equal(await other.tryLock(), false);
+        assert.equal(await lock.unlock(), true, 'the key still held our token, and was deleted');
+        assert.equal(Number(await a.command('EXISTS', key)), 0, 'no stranded key');
+        assert.equal(lock.locked(), false);
+        assert.equal(await other.tryLock(), true);
+        assert.equal(await other.unlock(), true);
+      });
+
+      test('two overlapping lock attempts of one object: the second raises, none is forgotten', async () => {
+        const name = `exp-9-${kind.name}`;
+        const lock = new RedisExpLock(name, { redis: a.client });
+        const [first, second] = await Promise.allSettled([lock.tryLock(), lock.tryLock()]);
+        assert.deepEqual(first, { status: 'fulfilled', value: true });
+        assert.equal(second.status, 'rejected');
+        assert.ok(second.status === 'rejected' && second.reason instanceof AlreadyAcquiredError);
+        assert.equal(lock.locked(), true);
+        assert.equal(await lock.unlock(), true);
+        assert.equal(Number(await a.command('EXISTS', `locksmith:{${name}}`)), 0);
+      });
+
+      test('an unlock that Redis refuses leaves the object locked, and can be repeated', async () => {
+        const name = `exp-10-${kind.name}`;
+        const lock = new RedisExpLock(name, { redis: a.client });
+        await lock.lock();
+        await server.command('ACL', 'SETUSER', 'default', '-evalsha', '-eval');
+        try {
+          await assert.rejects(lock.unlock(), RedisCommandError);
+        } finally {
+          await server.command('ACL', 'SETUSER', 'default', '+evalsha', '+eval');
+        }
+        assert.equal(lock.locked(), true, 'as in the gem, which clears its state only after the reply');
+        assert.equal(await lock.unlock(), true, 'the repeated unlock deletes the key');
+        assert.equal(lock.locked(), false);
+        assert.equal(Number(await a.command('EXISTS', `locksmith:{${name}}`)), 0);
+      });
+
+      test('synchronize: a lock that expires inside the block lets others in, and is unlocked after', async () => {
+        const name = `exp-11-${kind.name}`;
+        const lock = new RedisExpLock(name, { redis: a.client, expiry: 0.1 });
+        const other = new RedisExpLock(name, { redis: b.client });
+        const result = await lock.synchronize(async () => {
+          await until(async () => (await lock.keyLocked()) === false, 'the key expired');
+          assert.equal(lock.locked(), true);
+          assert.equal(await other.tryLock(), true);
+          return 'done';
+        });
+        assert.equal(result, 'done');
+        assert.equal(lock.locked(), false);
+        assert.equal(await other.keyOwned(), true, 'the block’s unlock spared the new holder');
+        assert.equal(await other.unlock(), true);
       });
 
       test('synchronize yields the attempts, returns the result, always unlocks', async () => {

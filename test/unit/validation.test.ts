@@ -5,6 +5,7 @@ import {
   checkMs,
   checkName,
   checkOptionsObject,
+  checkPrefix,
   checkTtlMs,
   describeValue,
 } from '../../src/validation.js';
@@ -44,12 +45,38 @@ describe('validation messages name the argument and the bad value', () => {
     );
   });
 
-  test('names: empty, braces, too long, not a string', () => {
-    assert.throws(() => checkName('name', ''), RangeError);
-    assert.throws(() => checkName('name', 'a{b}'), RangeError);
+  test('names: empty, too long, not a string', () => {
+    assert.throws(() => checkName('name', ''), {
+      name: 'RangeError',
+      message: 'Expected `name` to be a non-empty string of at most 1024 characters, got `""` (string)',
+    });
     assert.throws(() => checkName('name', 'x'.repeat(1025)), RangeError);
     assert.throws(() => checkName('name', 42), TypeError);
     assert.equal(checkName('name', 'orders:42'), 'orders:42');
+  });
+
+  test('names may contain braces, but not start with `}` (the message says why)', () => {
+    for (const name of ['a}b', '{x', '{', 'a{b}c', '{}', 'a}', `${'x'.repeat(1023)}}`]) {
+      assert.equal(checkName('name', name), name);
+    }
+    for (const name of ['}', '}x', '}}', '}{a}']) {
+      assert.throws(() => checkName('name', name), {
+        name: 'RangeError',
+        message: `Expected \`name\` to be a name that does not start with \`}\` (keys are \`prefix:{name}…\`, and Redis Cluster hashes only the text between the first \`{\` and the next \`}\`: a leading \`}\` leaves that hash tag empty, so each key of the lock would be hashed whole and land in a different slot), got \`${JSON.stringify(name)}\` (string)`,
+      });
+    }
+  });
+
+  test("prefixes: no braces at all (the lock's own `{` must come first)", () => {
+    for (const prefix of ['{p}', 'p}', '{', 'a{b']) {
+      assert.throws(() => checkPrefix('prefix', prefix), {
+        name: 'RangeError',
+        message: `Expected \`prefix\` to be a non-empty string of at most 1024 characters without \`{\` or \`}\`, got \`${JSON.stringify(prefix)}\` (string)`,
+      });
+    }
+    assert.throws(() => checkPrefix('prefix', ''), RangeError);
+    assert.throws(() => checkPrefix('prefix', 7), TypeError);
+    assert.equal(checkPrefix('prefix', 'app:locks'), 'app:locks');
   });
 
   test('options objects', () => {
