@@ -125,6 +125,9 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
       if (countNext) counted += 1;
       const sentAt = clock.now();
       let outcome: AttemptOutcome;
+      // An attempt is abandoned at the caller's deadline, or after a TTL without a reply if that
+      // comes first: only the latter is a failure of Redis.
+      const callerTimeRunsOutFirst = deadline <= sentAt + plan.ttlMs;
       const settled = await call.settle(plan.attempt(), Math.min(deadline, sentAt + plan.ttlMs));
       if (settled.kind === 'value') {
         outcome = await usableOrGivenBack(settled.value, call);
@@ -134,7 +137,9 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
         if (settled.kind === 'error') {
           if (settled.error instanceof LockError || signal?.aborted) throw settled.error;
           lastError = settled.error;
-        } else if (clock.now() >= deadline) {
+        } else if (callerTimeRunsOutFirst || clock.now() >= deadline) {
+          // The caller's time ran out (a timer may fire a hair before the clock reads the deadline:
+          // that is still a timeout, not "Redis did not answer").
           signal?.throwIfAborted();
           throw lastFailed ? unavailable('no reply in time') : timeout(plan, attempts, lastError);
         } else {

@@ -104,6 +104,27 @@ function recordEvents(): { events: LockEvent[]; stop: () => void } {
 }
 
 describe('acquireWithWaiting', () => {
+  test('an attempt still unanswered when the caller runs out of time is a timeout, even when the timer fires early', async () => {
+    // Node timers may fire a fraction of a millisecond before performance.now() reaches their
+    // deadline (seen as a flaky RedisUnavailableError "no reply in time" from acquire_lock_with_timeout
+    // under load). A clock that runs slower than the timers shows it every time.
+    const start = performance.now();
+    const slowClock = { now: () => start + (performance.now() - start) * 0.9 };
+    let calls = 0;
+    const failure = await acquireWithWaiting(
+      plan({
+        timeoutMs: 100,
+        ttlMs: 10_000,
+        clock: slowClock,
+        attempt: () => {
+          calls += 1;
+          return calls === 1 ? Promise.resolve(held) : new Promise<AttemptOutcome>(() => {});
+        },
+      }),
+    ).catch((error: unknown) => error);
+    assert.ok(failure instanceof LockTimeoutError, String(failure));
+  });
+
   test('item 9: the attempt right after subscribing does not use up retries', async () => {
     const { hub, release } = fakeHub();
     let calls = 0;
