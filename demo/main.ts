@@ -31,7 +31,8 @@ function startWorker(args: string[], onEvent: (e: WorkerEvent) => void): Worker 
     if (line !== READY_LINE) onEvent(JSON.parse(line));
   });
   const done = new Promise<void>((resolve, reject) =>
-    child.on('exit', (code) =>
+    // 'close', not 'exit': every event line the worker wrote has been read by then.
+    child.on('close', (code) =>
       code === 0 ? resolve() : reject(new Error(`worker ${args[2]} exited with ${code}`)),
     ),
   );

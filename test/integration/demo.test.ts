@@ -34,7 +34,8 @@ function runDemo(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout:
       child.kill('SIGKILL');
       reject(new Error(`the demo did not finish within ${DEMO_BOUND_MS} ms:\n${stdout}\n${stderr}`));
     }, DEMO_BOUND_MS);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': output still buffered in the pipes is read by then.
+    child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });

@@ -21,6 +21,7 @@ class ExampleRun {
   readonly lines: string[] = [];
   readonly exited: Promise<number | null>;
   private waiters: (() => void)[] = [];
+  private closed = false;
 
   constructor(script: string, url: string, env: Record<string, string> = {}) {
     this.child = spawn(process.execPath, ['--import', 'tsx', join(root, 'examples', script)], {
@@ -40,8 +41,10 @@ class ExampleRun {
         this.child.kill('SIGKILL');
         reject(new Error(`${script} did not exit within ${EXIT_BOUND_MS} ms:\n${this.output}`));
       }, EXIT_BOUND_MS);
-      this.child.on('exit', (code) => {
+      // 'close', not 'exit': output still buffered in the pipes is read by then.
+      this.child.on('close', (code) => {
         clearTimeout(timer);
+        this.closed = true;
         for (const wake of this.waiters.splice(0)) wake();
         resolve(code);
       });
@@ -57,8 +60,7 @@ class ExampleRun {
     for (;;) {
       const found = this.lines.slice(from).find((l) => pattern.test(l));
       if (found) return found.match(pattern) as RegExpMatchArray;
-      if (this.child.exitCode !== null)
-        throw new Error(`exited without printing ${pattern}:\n${this.output}`);
+      if (this.closed) throw new Error(`exited without printing ${pattern}:\n${this.output}`);
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
   }

@@ -52,7 +52,8 @@ function runScript(file: string): Promise<Run> {
       timedOut = true;
       child.kill('SIGKILL');
     }, EXIT_BOUND_MS);
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': output still buffered in the pipes is read by then.
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, output, timedOut });
     });
