@@ -112,10 +112,11 @@ async function frozenHolder(url: string, redis: Redis) {
 function summary(o: Outcome): boolean {
   const yes = (b: boolean) => (b ? 'yes' : 'NO');
   const lockedOk = o.locked === TOTAL && o.tokensIncreasing;
+  const count = (n: number) => `counter ${String(n).padStart(String(TOTAL).length)} of ${TOTAL}`;
   say('Summary');
-  say(`  without the lock   counter ${o.unlocked} of ${TOTAL}   ${TOTAL - o.unlocked} updates lost`);
+  say(`  without the lock   ${count(o.unlocked)}   ${TOTAL - o.unlocked} updates lost`);
   say(
-    `  with the lock      counter ${o.locked} of ${TOTAL}   ${o.locked === TOTAL ? 'exact' : 'LOST UPDATES'}, fencing tokens increasing: ${yes(o.tokensIncreasing)}`,
+    `  with the lock      ${count(o.locked)}   ${o.locked === TOTAL ? 'exact' : 'LOST UPDATES'}, fencing tokens increasing: ${yes(o.tokensIncreasing)}`,
   );
   say(
     `  frozen holder      signal aborted: ${yes(o.aborted)}, late write refused: ${yes(o.lateWriteRefused)}`,

@@ -49,9 +49,9 @@ test('the demo runs on REDIS_URL, and its summary matches what Redis holds', asy
   assert.equal(code, 0, `${stdout}\n${stderr}`);
   assert.match(stdout, /Using REDIS_URL=redis:\/\/127\.0\.0\.1:/);
 
-  const unlocked = stdout.match(/^ {2}without the lock +counter (\d+) of (\d+) +(\d+) updates lost$/m);
+  const unlocked = stdout.match(/^ {2}without the lock +counter +(\d+) of (\d+) +(\d+) updates lost$/m);
   const locked = stdout.match(
-    /^ {2}with the lock +counter (\d+) of (\d+) +exact, fencing tokens increasing: yes$/m,
+    /^ {2}with the lock +counter +(\d+) of (\d+) +exact, fencing tokens increasing: yes$/m,
   );
   assert.ok(unlocked && locked, `summary lines missing:\n${stdout}`);
   const [, unlockedCount, total, lost] = unlocked.map(Number);
