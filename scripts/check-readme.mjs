@@ -2,11 +2,12 @@
 // Type-checks every ```ts block of README.md against the sources: each block becomes a module in
 // .tmp/readme/, the package's own name (package.json `name`, i.e. `redis-locksmith`) resolves to
 // src/index.ts, and tsc must accept them all. Blocks must be self-contained (their own imports and
-// clients), which keeps them copy-pasteable.
+// clients), which keeps them copy-pasteable; test/integration/readme.test.ts also runs them.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { asModule, readmeBlocks } from './readme-blocks.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, '.tmp/readme');
@@ -16,10 +17,14 @@ mkdirSync(out, { recursive: true });
 // Read from package.json so that a rename cannot leave the README importing a name nothing resolves.
 const packageName = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).name;
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
-const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+const blocks = readmeBlocks(readme);
 if (blocks.length === 0) throw new Error('README.md has no ```ts blocks to check');
-for (const [i, code] of blocks.entries()) {
-  writeFileSync(join(out, `block${String(i + 1).padStart(2, '0')}.ts`), `${code}\nexport {};\n`);
+for (const { index, code } of blocks) {
+  // The package name stays: tsconfig `paths` below resolves it, as a user's install would.
+  writeFileSync(
+    join(out, `block${String(index + 1).padStart(2, '0')}.ts`),
+    asModule(code, packageName, packageName),
+  );
 }
 
 writeFileSync(

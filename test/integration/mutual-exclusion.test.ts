@@ -5,22 +5,33 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { clientKinds } from '../fixtures/clients.js';
 import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+import { startTogether } from '../fixtures/start-barrier.js';
 
 const worker = join(import.meta.dirname, '../workers/counter-worker.ts');
 const PROCESSES = 4;
 const INCREMENTS = 40;
 
-function runWorker(args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', worker, ...args], {
-      stdio: ['ignore', 'inherit', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`worker exited ${code}: ${stderr}`)),
-    );
-  });
+/**
+ * Runs PROCESSES workers with `args`, released together by a start barrier: without it, staggered
+ * process start-up could let one worker finish before the next begins, and the no-lock control
+ * would then see no lost update by chance.
+ */
+async function runWorkers(args: string[]): Promise<void> {
+  const children = Array.from({ length: PROCESSES }, () =>
+    spawn(process.execPath, ['--import', 'tsx', worker, ...args], { stdio: ['pipe', 'pipe', 'pipe'] }),
+  );
+  const exits = children.map(
+    (child) =>
+      new Promise<void>((resolve, reject) => {
+        let stderr = '';
+        child.stderr.on('data', (d) => (stderr += d));
+        child.on('exit', (code) =>
+          code === 0 ? resolve() : reject(new Error(`worker exited ${code}: ${stderr}`)),
+        );
+      }),
+  );
+  await startTogether(children);
+  await Promise.all(exits);
 }
 
 describe('mutual exclusion across processes', () => {
@@ -37,11 +48,7 @@ describe('mutual exclusion across processes', () => {
   for (const kind of clientKinds) {
     test(`${PROCESSES} processes × ${INCREMENTS} increments under the lock = ${PROCESSES * INCREMENTS} (${kind.name})`, async () => {
       const name = `counter-${kind.name.replace(/\W/g, '')}`;
-      await Promise.all(
-        Array.from({ length: PROCESSES }, () =>
-          runWorker([server.url, kind.name, name, String(INCREMENTS), 'lock']),
-        ),
-      );
+      await runWorkers([server.url, kind.name, name, String(INCREMENTS), 'lock']);
       const counter = await server.command('GET', `counter:{${name}}`);
       assert.equal(Number(counter.split('\r\n')[1]), PROCESSES * INCREMENTS);
       const fence = await server.command('GET', `locksmith:{${name}}:fence`);
@@ -57,11 +64,7 @@ describe('mutual exclusion across processes', () => {
   test('negative control: the same workers without the lock lose updates', async () => {
     const kind = clientKinds[0];
     assert.ok(kind);
-    await Promise.all(
-      Array.from({ length: PROCESSES }, () =>
-        runWorker([server.url, kind.name, 'unlocked', String(INCREMENTS), 'no-lock']),
-      ),
-    );
+    await runWorkers([server.url, kind.name, 'unlocked', String(INCREMENTS), 'no-lock']);
     const counter = Number((await server.command('GET', 'counter:{unlocked}')).split('\r\n')[1]);
     assert.ok(counter < PROCESSES * INCREMENTS, `without the lock the counter reached ${counter}`);
   });

@@ -1,11 +1,13 @@
 /**
  * A worker process for the mutual-exclusion test: increments a counter with a deliberately
  * non-atomic read-modify-write (GET, pause, SET), under the lock or (negative control) without.
+ * It starts incrementing only when the parent releases every worker at once (start barrier).
  * argv: <redis url> <client kind name> <lock name> <increments> <"lock" | "no-lock">
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Mutex } from '../../src/index.js';
 import { clientKinds } from '../fixtures/clients.js';
+import { awaitStartSignal } from '../fixtures/start-barrier.js';
 
 const [url, kindName, lockName, incrementsText, mode] = process.argv.slice(2);
 const kind = clientKinds.find((k) => k.name === kindName);
@@ -22,6 +24,8 @@ const increment = async () => {
   await client.command('SET', counterKey, String(value + 1));
 };
 
+// Every worker starts at the same moment, so the workers really overlap (see start-barrier.ts).
+await awaitStartSignal();
 for (let i = 0; i < Number(incrementsText); i += 1) {
   if (mode === 'lock') await mutex.using(increment);
   else await increment();
