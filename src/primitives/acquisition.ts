@@ -134,7 +134,10 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
         if (settled.kind === 'error') {
           if (settled.error instanceof LockError || signal?.aborted) throw settled.error;
           lastError = settled.error;
-        } else if (clock.now() >= deadline) {
+        } else if (deadline <= sentAt + plan.ttlMs) {
+          // Abandoned at the caller's deadline, not after a TTL without reply: time ran out. (Asking
+          // the clock instead misread it: a timer may fire a fraction of a millisecond before
+          // `clock.now()` reaches the deadline, and the wait then ended in RedisUnavailableError.)
           signal?.throwIfAborted();
           throw lastFailed ? unavailable('no reply in time') : timeout(plan, attempts, lastError);
         } else {
