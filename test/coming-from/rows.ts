@@ -143,7 +143,8 @@ const definedRows = [
       assert.ok('value' in outcome && typeof outcome.value === 'string', 'the waiter got the lock');
       const calls = (await scriptCalls(env.server)) - before;
       assert.ok(calls <= 6, `${calls} script calls while waiting 200 ms: no busy retrying`);
-      assert.ok((await pttl(env, lockKey(lockname))) <= 2_000, 'lock_timeout 1.5 s rounds up to 2 s');
+      const rounded = await pttl(env, lockKey(lockname));
+      assert.ok(rounded > 1_500 && rounded <= 2_000, `lock_timeout 1.5 s rounds up to 2 s, PTTL ${rounded}`);
     },
   }),
   defineRow({
@@ -178,6 +179,8 @@ const definedRows = [
       const [paced, pacedMs] = await elapsedMs(() => rejectsWith(make(env.other, { retries: 2, interval: 0.1 }).lock(), TooManyAttemptsError));
       assert.equal((paced as TooManyAttemptsError).attempts, 3, 'retries: 2 is three attempts');
       assert.ok(pacedMs >= 190, `interval in seconds: 2 × 0.1 s, waited ${pacedMs} ms`);
+      const [, defaultPaceMs] = await elapsedMs(() => rejectsWith(make(env.other, { retries: 3 }).lock(), TooManyAttemptsError));
+      assert.ok(defaultPaceMs >= 25, `default interval of 0.01 s: 3 pauses took ${defaultPaceMs} ms`);
       await byDefault.unlock();
       await make(env.client, { expiry: 2 }).lock();
       assert.ok((await pttl(env, lockKey(key))) <= 2_000, 'expiry in seconds');
