@@ -2,6 +2,7 @@
  * Argument checks that run before anything is sent to Redis. Messages name the argument, what was
  * expected and what was given, so a typo is found from the message alone.
  */
+import { hintForUnknownOption } from './option-hints.js';
 import { MIN_VALIDITY_MS, minTtlMs } from './timing.js';
 
 export function describeValue(value: unknown): string {
@@ -148,7 +149,8 @@ export function checkToken(name: string, value: unknown): string {
 
 /**
  * Options objects are checked for unknown keys, because `{ ttl: 5000 }` silently ignored (when the
- * option is `ttlMs`) is exactly the kind of mistake that turns into a lock expiring mid-write.
+ * option is `ttlMs`) is exactly the kind of mistake that turns into a lock expiring mid-write. The
+ * message says where another library's option went (`retryCount` → `retries`, see option-hints.ts).
  */
 export function checkOptionsObject<T extends object>(
   name: string,
@@ -161,9 +163,9 @@ export function checkOptionsObject<T extends object>(
   }
   for (const key of Object.keys(value)) {
     if (!(known as readonly string[]).includes(key)) {
-      const hint = known.find((k) => k.toLowerCase().startsWith(key.toLowerCase()));
+      const hint = hintForUnknownOption(key, known);
       throw new TypeError(
-        `Unknown option \`${key}\` in \`${name}\`${hint ? `; did you mean \`${hint}\`?` : ''} (known: ${known.join(', ')})`,
+        `Unknown option \`${key}\` in \`${name}\`${hint ? `; ${hint}` : ''} (known: ${known.join(', ')})`,
       );
     }
   }

@@ -1,0 +1,135 @@
+/**
+ * What the "Coming from…" rows observe in Redis: keys, TTLs, sleepers, and whether a waiter is
+ * still waiting. Events are ordered by state seen in Redis, never by sleeping.
+ */
+import assert from 'node:assert/strict';
+import type { Clock } from '../../src/clock.js';
+import { type Lease, LockTimeoutError, Mutex } from '../../src/index.js';
+import type { TestClient } from '../fixtures/clients.js';
+import type { RedisServer } from '../fixtures/redis-server.js';
+
+/** What a row's check gets: two clients (this process and "another process") and a spy client. */
+export interface Env {
+  /** The client the row's code uses. */
+  readonly client: object;
+  /** Another client, standing in for another process. */
+  readonly other: object;
+  /** Runs raw commands for assertions. */
+  readonly admin: TestClient;
+  /** The server, for its command statistics. */
+  readonly server: RedisServer;
+  /** A lock name no other row uses. */
+  name(): string;
+}
+
+/** Polls `condition` (which may ask Redis) until it holds; fails with `what` after `timeoutMs`. */
+export async function waitUntil(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await condition())) {
+    if (performance.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A promise's outcome, readable without awaiting it (and never an unhandled rejection). */
+export function track<T>(promise: Promise<T>): {
+  readonly settled: () => boolean;
+  readonly result: Promise<{ value: T } | { error: unknown }>;
+} {
+  let done = false;
+  const result = promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  void result.finally(() => {
+    done = true;
+  });
+  return { settled: () => done, result };
+}
+
+export async function pttl(env: Env, key: string): Promise<number> {
+  return Number(await env.admin.command('PTTL', key));
+}
+
+export async function exists(env: Env, key: string): Promise<boolean> {
+  return Number(await env.admin.command('EXISTS', key)) === 1;
+}
+
+/** The key a Mutex named `name` keeps its owner token in (default prefix). */
+export function lockKey(name: string): string {
+  return `locksmith:{${name}}`;
+}
+
+/** The deadlines of the waiters registered in a Mutex's sleepers (waiting to be woken, not polling). */
+export async function sleeperScores(env: Env, name: string): Promise<number[]> {
+  const reply = await env.admin.command('ZRANGE', `${lockKey(name)}:sleepers`, '0', '-1', 'WITHSCORES');
+  // Flat [member, score, …] (RESP2) or pairs [[member, score], …] (ioredis 6, RESP3).
+  const flat = ((reply ?? []) as unknown[]).flat();
+  return flat.filter((_, i) => i % 2 === 1).map(Number);
+}
+
+/** Another process holds `name`, kept alive by its watchdog until the returned lease is released. */
+export function holdElsewhere(env: Env, name: string, ttlMs = 300): Promise<Lease> {
+  return new Mutex(env.other, name, { ttlMs }).acquire();
+}
+
+/** A clock that can be moved forward by a day in an instant, as if the waiter had waited that long. */
+function jumpableClock(): Clock & { jumpDays(days: number): void } {
+  let offsetMs = 0;
+  return {
+    now: () => performance.now() + offsetMs,
+    jumpDays(days) {
+      offsetMs += days * 86_400_000;
+    },
+  };
+}
+
+/**
+ * Checks that `wait(mutex)` waits for ever without waiting for ever: another process holds the lock,
+ * the waiter's clock jumps a day ahead, and the waiter must still be waiting after two more attempts
+ * (each renews its sleeper entry, whose score grows). A waiter with the default `timeoutMs`, on the
+ * same clock, must give up meanwhile: the negative control that shows the jump is seen. Then the
+ * holder releases and the waiter's lease is returned.
+ */
+export async function assertWaitsForever(env: Env, wait: (mutex: Mutex) => Promise<Lease>): Promise<Lease> {
+  const name = env.name();
+  const holder = await holdElsewhere(env, name);
+  const clock = jumpableClock();
+  const waiter = track(wait(new Mutex(env.client, name, { clock })));
+  const control = track(new Mutex(env.client, name, { clock }).acquire());
+  await waitUntil('both waiters sleep', async () => (await sleeperScores(env, name)).length === 2);
+  clock.jumpDays(1);
+  const controlOutcome = await control.result;
+  assert.ok(
+    'error' in controlOutcome && controlOutcome.error instanceof LockTimeoutError,
+    'a waiter with the default timeoutMs gives up once a day has passed',
+  );
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    const [before] = await sleeperScores(env, name);
+    await waitUntil('the waiter tries again', async () => {
+      assert.equal(waiter.settled(), false, 'the waiter gave up a day later');
+      return ((await sleeperScores(env, name))[0] ?? 0) > (before ?? 0);
+    });
+  }
+  assert.equal(waiter.settled(), false, 'still waiting a day later');
+  assert.equal(await holder.release(), true);
+  const outcome = await waiter.result;
+  assert.ok(
+    'value' in outcome,
+    `acquired once released, got ${'error' in outcome ? String(outcome.error) : ''}`,
+  );
+  return outcome.value;
+}
+
+/** Waits until a lease that is not extended has expired in Redis by itself. */
+export async function assertExpiresUnextended(env: Env, lease: Lease, ttlMs: number): Promise<void> {
+  const key = lockKey(lease.name);
+  const left = await pttl(env, key);
+  assert.ok(left > 0 && left <= ttlMs, `PTTL ${left} within the ${ttlMs} ms lease`);
+  await waitUntil('the lock expires by itself', async () => !(await exists(env, key)), ttlMs + 5_000);
+  assert.equal(lease.isHeld, false);
+}

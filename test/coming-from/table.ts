@@ -1,0 +1,101 @@
+/**
+ * Renders the README's "Coming from…" table from rows.ts. The Locksmith code in each cell is the
+ * source text of that row's snippets, read with the TypeScript parser, so the table shows exactly
+ * the code its check runs; nothing is copied by hand.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import type { AnyRow } from './rows.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const rowsFile = join(here, 'rows.ts');
+export const readmeFile = join(here, '../../README.md');
+
+export const TABLE_START =
+  '<!-- Generated from test/coming-from/rows.ts, whose checks run each Locksmith snippet against a real Redis. Edit there, then run `node --import tsx test/coming-from/write-readme.ts`. -->';
+export const TABLE_END = '<!-- End of the generated table. -->';
+
+/** One row's snippets as written in rows.ts: name → body text. */
+export type SnippetSources = ReadonlyMap<string, string>;
+
+/**
+ * The snippet bodies of every `defineRow({ snippets: { … } })` call in `source`, in file order.
+ * Whitespace runs become one space (a snippet shown inline must be one line).
+ */
+export function snippetSources(source: string, fileName = rowsFile): SnippetSources[] {
+  const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, true);
+  const found: SnippetSources[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && node.expression.getText(file) === 'defineRow') {
+      const row = node.arguments[0];
+      if (!row || !ts.isObjectLiteralExpression(row)) throw new Error('defineRow() takes an object literal');
+      found.push(snippetsOf(row, file));
+      return;
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found;
+}
+
+function snippetsOf(row: ts.ObjectLiteralExpression, file: ts.SourceFile): SnippetSources {
+  const property = row.properties.find(
+    (p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && p.name.getText(file) === 'snippets',
+  );
+  if (!property || !ts.isObjectLiteralExpression(property.initializer)) {
+    throw new Error(`a row without a \`snippets\` object literal: ${row.getText(file).slice(0, 80)}`);
+  }
+  const bodies = new Map<string, string>();
+  for (const snippet of property.initializer.properties) {
+    const name = snippet.name?.getText(file) ?? '?';
+    if (!ts.isPropertyAssignment(snippet) || !ts.isArrowFunction(snippet.initializer)) {
+      throw new Error(`snippet \`${name}\` must be an arrow function`);
+    }
+    const body = snippet.initializer.body;
+    // A block body would show `{ … return … }`, and its value would not be what the table shows.
+    if (ts.isBlock(body)) throw new Error(`snippet \`${name}\` must have an expression body`);
+    bodies.set(name, body.getText(file).replace(/\s+/g, ' '));
+  }
+  return bodies;
+}
+
+/** A snippet as Markdown inline code inside a table cell (`|` would end the cell). */
+function inlineCode(code: string): string {
+  if (code.includes('`')) throw new Error(`a snippet with a backtick cannot be inline code: ${code}`);
+  return `\`${code.replaceAll('|', '\\|')}\``;
+}
+
+/** The table, between its markers, from the rows and their snippets' source text. */
+export function renderTable(rows: readonly AnyRow[], sources: readonly SnippetSources[]): string {
+  if (rows.length !== sources.length) {
+    throw new Error(
+      `rows.ts exports ${rows.length} rows but ${sources.length} defineRow() calls were parsed`,
+    );
+  }
+  const lines = rows.map((row, i) => {
+    const source = sources[i] as SnippetSources;
+    const names = Object.keys(row.snippets);
+    if (names.join() !== [...source.keys()].join()) {
+      throw new Error(
+        `row ${i + 1}: snippets ${names.join()} do not match the parsed ${[...source.keys()].join()}`,
+      );
+    }
+    const code = Object.fromEntries(names.map((name) => [name, inlineCode(source.get(name) as string)]));
+    return `| ${row.youUsed} | ${row.inLocksmith(code)} |`;
+  });
+  return [TABLE_START, '', '| you used | in Locksmith |', '|---|---|', ...lines, '', TABLE_END].join('\n');
+}
+
+/** The README with its generated table replaced by `table`. */
+export function withTable(readme: string, table: string): string {
+  const start = readme.indexOf(TABLE_START);
+  const end = readme.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error('README.md lacks the generated-table markers');
+  return readme.slice(0, start) + table + readme.slice(end + TABLE_END.length);
+}
+
+export function currentTable(rows: readonly AnyRow[]): string {
+  return renderTable(rows, snippetSources(readFileSync(rowsFile, 'utf8')));
+}
