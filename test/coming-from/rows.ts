@@ -195,7 +195,8 @@ const definedRows = [
   defineRow({
     youUsed: '`#locked?` / `#key_locked?` / `#key_owned?`',
     snippets: { locked: ({ lock }) => lock.locked(), keyLocked: ({ lock }) => lock.keyLocked(), keyOwned: ({ lock }) => lock.keyOwned() },
-    inLocksmith: (c) => `${c.locked} (local) / ${c.keyLocked} / ${c.keyOwned} (ask Redis)`,
+    inLocksmith: (c) =>
+      `${c.locked} (local, as in the gem: true from a lock until \`unlock()\`, also after the key expired) / ${c.keyLocked} / ${c.keyOwned} (ask Redis)`,
     async check(s, env) {
       const key = env.name();
       const mine = new RedisExpLock(key, { redis: env.client });
@@ -234,7 +235,8 @@ const definedRows = [
   defineRow({
     youUsed: '`#synchronize { \\|attempts\\| … }`',
     snippets: { synchronize: ({ lock, critical }) => lock.synchronize((attempts) => critical(attempts)) },
-    inLocksmith: (c) => `${c.synchronize}: unlocks in \`finally\`, resolves with the block's result`,
+    inLocksmith: (c) =>
+      `${c.synchronize}: resolves with the block's result and unlocks in \`finally\` (the gem leaves the lock held when the block raises)`,
     async check(s, env) {
       const key = env.name();
       const lock = new RedisExpLock(key, { redis: env.client });
