@@ -1,4 +1,4 @@
-import type { RedisClient } from '../adapters/detect.js';
+import type { RedisClient } from '../adapters/client-types.js';
 import { AlreadyAcquiredError } from '../errors.js';
 import type { Lease } from '../lease/lease.js';
 import { Mutex } from '../primitives/mutex.js';
@@ -6,7 +6,7 @@ import { checkCount, checkFraction, checkFunction, checkOptionsObject } from '..
 
 /** The options of the Ruby gem `redis_exp_lock`, with its units (seconds) and defaults. */
 export interface RedisExpLockOptions {
-  /** (required) An ioredis or node-redis client. */
+  /** (required) An ioredis, iovalkey or node-redis client. */
   redis: RedisClient;
   /**
    * Lifetime of the lock in **seconds**; default 60. `null` asks for a lock that does not expire
