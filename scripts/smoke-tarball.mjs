@@ -24,6 +24,8 @@ const fixtures = join(root, 'scripts/smoke');
 const clients = [
   { alias: 'ioredis5', spec: 'npm:ioredis@^5', family: 'ioredis' },
   { alias: 'ioredis6', spec: 'npm:ioredis@^6', family: 'ioredis' },
+  // The Valkey project's fork of ioredis: same API, so the ioredis example runs unchanged.
+  { alias: 'iovalkey', spec: 'npm:iovalkey@^0.4', family: 'ioredis' },
   { alias: 'redis4', spec: 'npm:redis@^4', family: 'redis' },
   { alias: 'redis5', spec: 'npm:redis@^5', family: 'redis' },
   { alias: 'redis6', spec: 'npm:redis@^6', family: 'redis' },

@@ -107,7 +107,7 @@ export class NotHeldError extends LockError {
 export class UnsupportedClientError extends LockError {
   override readonly name = 'UnsupportedClientError';
   constructor(detail: string) {
-    super('UNSUPPORTED_CLIENT', `Expected an ioredis or node-redis (v4+) client, got ${detail}`);
+    super('UNSUPPORTED_CLIENT', `Expected an ioredis, iovalkey or node-redis (v4+) client, got ${detail}`);
   }
 }
 

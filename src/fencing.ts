@@ -1,4 +1,5 @@
-import { driverFor, type RedisClient } from './adapters/detect.js';
+import type { RedisClient } from './adapters/client-types.js';
+import { driverFor } from './adapters/detect.js';
 import { runScript } from './adapters/run-script.js';
 import { asFlagged } from './protocol/replies.js';
 import { scripts } from './protocol/scripts.js';

@@ -1,4 +1,9 @@
-export type { RedisClient } from './adapters/detect.js';
+export type {
+  IoRedisClient,
+  NodeRedisClient,
+  NodeRedisEvalOptions,
+  RedisClient,
+} from './adapters/client-types.js';
 export type { Clock } from './clock.js';
 export { monotonicClock } from './clock.js';
 export { RedisExpLock, type RedisExpLockOptions } from './compat/redis-exp-lock.js';

@@ -2,22 +2,19 @@ import { UnsupportedClientError } from '../errors.js';
 import { describeValue } from '../validation.js';
 import type { RedisDriver } from './driver.js';
 import { ioRedisDriver, isIoRedis, isIoRedisCluster } from './ioredis.js';
-import { isLegacyMode, isNodeRedis, isNodeRedisCluster, nodeRedisDriver } from './node-redis.js';
-
-/** A client the user passes in: an ioredis `Redis` or a node-redis client (v4 or v5). */
-export type RedisClient = object;
+import { isLegacyMode, isNodeRedis, nodeRedisComposite, nodeRedisDriver } from './node-redis.js';
 
 // One driver per client object, so every lock on a client shares its subscriber connection, its
 // client id and its server check (see client-context.ts).
 const drivers = new WeakMap<object, RedisDriver>();
 
-const NO_CLUSTER =
-  'Cluster support is not there yet: pass a client for one Redis server (an ioredis `Redis`, ' +
-  'or a node-redis `createClient()`)';
+const PASS_ONE_SERVER =
+  'Pass a client for one Redis server: an ioredis or iovalkey `Redis`, or a node-redis `createClient()`';
 
 /**
  * The driver for a client, created on first use. Refuses, at construction rather than on the
- * first command, clients Locksmith would misuse: cluster clients and node-redis v4 `legacyMode`.
+ * first command, clients Locksmith would misuse: cluster clients (not supported yet), node-redis
+ * sentinel clients and pools, and node-redis v4 `legacyMode`. Nothing is sent to refuse them.
  */
 export function driverFor(client: unknown): RedisDriver {
   if (client === null || typeof client !== 'object') {
@@ -27,11 +24,19 @@ export function driverFor(client: unknown): RedisDriver {
   if (known) return known;
   let driver: RedisDriver;
   if (isIoRedis(client)) {
-    if (isIoRedisCluster(client)) throw new UnsupportedClientError(`an ioredis Cluster. ${NO_CLUSTER}`);
+    if (isIoRedisCluster(client)) {
+      throw new UnsupportedClientError(
+        `an ioredis or iovalkey Cluster. Cluster support is not there yet. ${PASS_ONE_SERVER}`,
+      );
+    }
     driver = ioRedisDriver(client);
-  } else if (isNodeRedisCluster(client)) {
-    throw new UnsupportedClientError(`a node-redis cluster client (createCluster()). ${NO_CLUSTER}`);
   } else if (isNodeRedis(client)) {
+    const composite = nodeRedisComposite(client);
+    if (composite) {
+      throw new UnsupportedClientError(
+        `${composite}, which Locksmith does not support yet. ${PASS_ONE_SERVER}`,
+      );
+    }
     if (isLegacyMode(client)) {
       // `client.v4` has the promise commands but no duplicate(), isOpen or pub/sub, which waiting
       // needs, so it cannot stand in for a client.

@@ -1,26 +1,19 @@
+import type { IoRedisClient } from './client-types.js';
 import type { RedisDriver, SubscriberConnection } from './driver.js';
 
-/** The part of an ioredis `Redis` instance this adapter uses (structural, so ioredis stays optional). */
-export interface IoRedisLike {
-  evalsha(sha1: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
-  eval(script: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
-  duplicate(override?: Record<string, unknown>): IoRedisLike;
-  subscribe(...channels: string[]): Promise<unknown>;
-  unsubscribe(...channels: string[]): Promise<unknown>;
-  on(event: string, listener: (...args: never[]) => void): unknown;
-  disconnect(): void;
-  status: string;
-  /** true on an ioredis `Cluster`, false on a `Redis`. */
-  isCluster?: boolean;
-}
-
-export function isIoRedis(client: object): client is IoRedisLike {
-  const c = client as Partial<IoRedisLike>;
+/**
+ * An ioredis (5, 6) or iovalkey client, told apart from node-redis by its lower-case `evalsha` and
+ * its `status` string (node-redis has `evalSha` and `isOpen`). iovalkey is a fork of ioredis with
+ * the same API, so it is the same case, not a look-alike: one adapter serves both.
+ */
+export function isIoRedis(client: object): client is IoRedisClient {
+  const c = client as Partial<IoRedisClient>;
   return typeof c.evalsha === 'function' && typeof c.duplicate === 'function' && typeof c.status === 'string';
 }
 
-export function isIoRedisCluster(client: IoRedisLike): boolean {
-  return client.isCluster === true;
+/** An ioredis or iovalkey `Cluster`: `isCluster` is true there, false on a `Redis`. */
+export function isIoRedisCluster(client: IoRedisClient): boolean {
+  return (client as { isCluster?: unknown }).isCluster === true;
 }
 
 /**
@@ -40,7 +33,7 @@ const SUBSCRIBER_OPTIONS = Object.freeze({
   autoResubscribe: true,
 });
 
-export function ioRedisDriver(client: IoRedisLike): RedisDriver {
+export function ioRedisDriver(client: IoRedisClient): RedisDriver {
   return {
     kind: 'ioredis',
     evalSha: (sha1, keys, args) => client.evalsha(sha1, keys.length, ...keys, ...args),
@@ -57,7 +50,7 @@ export function ioRedisDriver(client: IoRedisLike): RedisDriver {
       // ioredis re-subscribes by itself after a reconnect; errors are reported by the commands
       // that fail, and a listener keeps a connection error from becoming an uncaught 'error' event.
       subscriber.on('error', () => {});
-      subscriber.on('message', onMessage as (...args: never[]) => void);
+      subscriber.on('message', onMessage);
       return {
         subscribe: async (channel) => {
           await subscriber.subscribe(channel);

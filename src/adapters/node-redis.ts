@@ -1,44 +1,43 @@
+import type { NodeRedisClient, NodeRedisEvalOptions } from './client-types.js';
 import type { RedisDriver, SubscriberConnection } from './driver.js';
 
-interface EvalOptions {
-  keys: string[];
-  arguments: string[];
-}
-
-/** The part of a node-redis (v4, v5) client this adapter uses (structural, so `redis` stays optional). */
-export interface NodeRedisLike {
-  evalSha(sha1: string, options: EvalOptions): Promise<unknown>;
-  eval(script: string, options: EvalOptions): Promise<unknown>;
-  duplicate(overrides?: Record<string, unknown>): NodeRedisLike;
-  connect(): Promise<unknown>;
-  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
-  unsubscribe(channel: string): Promise<unknown>;
-  on(event: string, listener: (...args: never[]) => void): unknown;
-  /** v5 */
+/**
+ * What the adapter reads beyond the public shape: how to close its own subscriber connection
+ * (v5, v6 `destroy()`; v4 `disconnect()`), and v4's creation options (`legacyMode`). Kept out of
+ * `NodeRedisClient` because the v5/v6 `options` have no `legacyMode` to describe.
+ */
+interface NodeRedisInternals extends NodeRedisClient {
+  duplicate(overrides?: Record<string, unknown>): NodeRedisInternals;
   destroy?: () => void;
-  /** v4 */
   disconnect?: () => Promise<void>;
-  isOpen: boolean;
-  /** v4: the options the client was created with (`legacyMode` among them). */
   options?: { legacyMode?: boolean };
 }
 
-export function isNodeRedis(client: object): client is NodeRedisLike {
-  const c = client as Partial<NodeRedisLike>;
-  return (
-    typeof c.evalSha === 'function' && typeof c.duplicate === 'function' && typeof c.isOpen === 'boolean'
-  );
+/** A node-redis client (v4, v5, v6) or something built on one (cluster, sentinel, pool). */
+export function isNodeRedis(client: object): client is NodeRedisClient {
+  const c = client as Partial<NodeRedisClient>;
+  return typeof c.evalSha === 'function' && typeof c.isOpen === 'boolean';
 }
 
 /** A node-redis v4 client in `legacyMode`: its commands take callbacks, not promises. */
-export function isLegacyMode(client: NodeRedisLike): boolean {
-  return client.options?.legacyMode === true;
+export function isLegacyMode(client: NodeRedisClient): boolean {
+  return (client as NodeRedisInternals).options?.legacyMode === true;
 }
 
-/** `createCluster()` (v4, v5): it looks like a client but routes by slot. */
-export function isNodeRedisCluster(client: object): boolean {
-  const c = client as { nodeClient?: unknown; getSlotMaster?: unknown };
-  return typeof c.nodeClient === 'function' || typeof c.getSlotMaster === 'function';
+/**
+ * What node-redis builds on its clients but Locksmith cannot lock with, or a description of it:
+ * `createCluster()` (v4, v5, v6) routes by slot; `createSentinel()` (v5, v6) and
+ * `createClientPool()` (v5, v6) spread commands over connections Locksmith does not choose.
+ * `undefined` for a plain `createClient()` client.
+ */
+export function nodeRedisComposite(client: NodeRedisClient): string | undefined {
+  const c = client as { nodeClient?: unknown; getSlotMaster?: unknown; getSentinelNode?: unknown };
+  if (typeof c.nodeClient === 'function' || typeof c.getSlotMaster === 'function')
+    return 'a node-redis cluster client (createCluster())';
+  if (typeof c.getSentinelNode === 'function') return 'a node-redis sentinel client (createSentinel())';
+  if (typeof (client as { duplicate?: unknown }).duplicate !== 'function' && 'totalClients' in client)
+    return 'a node-redis client pool (createClientPool())';
+  return undefined;
 }
 
 /**
@@ -52,8 +51,8 @@ const SUBSCRIBER_OPTIONS = Object.freeze({ disableOfflineQueue: false, legacyMod
 /** How long opening the subscriber connection may take before it is given up and closed. */
 const SUBSCRIBER_CONNECT_MS = 10_000;
 
-export function nodeRedisDriver(client: NodeRedisLike): RedisDriver {
-  const options = (keys: readonly string[], args: readonly string[]): EvalOptions => ({
+export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
+  const options = (keys: readonly string[], args: readonly string[]): NodeRedisEvalOptions => ({
     keys: [...keys],
     arguments: [...args],
   });
@@ -69,7 +68,7 @@ export function nodeRedisDriver(client: NodeRedisLike): RedisDriver {
         : 'the node-redis client is not open: call `await client.connect()` before using it ' +
           '(or it was closed with quit(), close(), disconnect() or destroy()).',
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
-      const subscriber = client.duplicate({ ...SUBSCRIBER_OPTIONS });
+      const subscriber = (client as NodeRedisInternals).duplicate({ ...SUBSCRIBER_OPTIONS });
       // node-redis emits 'error' on every socket error and reconnects (re-subscribing) by itself;
       // without a listener the event would crash the process.
       subscriber.on('error', () => {});

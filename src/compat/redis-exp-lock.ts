@@ -1,4 +1,4 @@
-import type { RedisClient } from '../adapters/detect.js';
+import type { RedisClient } from '../adapters/client-types.js';
 import { AlreadyAcquiredError } from '../errors.js';
 import type { Lease } from '../lease/lease.js';
 import { Mutex } from '../primitives/mutex.js';
@@ -10,7 +10,7 @@ import { checkCount, checkFraction, checkFunction, checkName, checkOptionsObject
  * that never expires, and reads the interval from `retry_interval`. The documented ones are kept.)
  */
 export interface RedisExpLockOptions {
-  /** (required) An ioredis or node-redis client. */
+  /** (required) An ioredis, iovalkey or node-redis client. */
   redis: RedisClient;
   /**
    * Lifetime of the lock in **seconds**; default 60. `null` asks for a lock that does not expire

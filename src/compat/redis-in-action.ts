@@ -1,4 +1,4 @@
-import type { RedisClient } from '../adapters/detect.js';
+import type { RedisClient } from '../adapters/client-types.js';
 import { LockTimeoutError } from '../errors.js';
 import { Mutex } from '../primitives/mutex.js';
 import { checkFraction } from '../validation.js';

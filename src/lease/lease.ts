@@ -72,7 +72,16 @@ export class Lease implements AsyncDisposable {
   private extending: Promise<unknown> = Promise.resolve();
   private readonly driftFactor: number;
 
-  constructor(
+  /**
+   * @internal Leases are made by the locks that grant them. The constructor is private (users see
+   * `private constructor()` in the declarations, so `new Lease()` does not compile) and this factory
+   * is left out of the published declarations with the grant and backend types it names.
+   */
+  static fromGrant(grant: LeaseGrant, backend: LeaseBackend, clock: Clock): Lease {
+    return new Lease(grant, backend, clock);
+  }
+
+  private constructor(
     grant: LeaseGrant,
     private readonly backend: LeaseBackend,
     private readonly clock: Clock,

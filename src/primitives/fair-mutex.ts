@@ -1,4 +1,4 @@
-import type { RedisClient } from '../adapters/detect.js';
+import type { RedisClient } from '../adapters/client-types.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
 import type { Lease, LeaseBackend } from '../lease/lease.js';
 import {
@@ -60,7 +60,9 @@ const DEFAULT_WAITER_TTL_MS = 30_000;
 export class FairMutex extends ScriptedLock {
   /** The effective options (defaults merged with yours); frozen. */
   readonly options: Readonly<FairLockOptions>;
+  /** @internal The Redis keys of this lock (tests and the fault suite look at them). */
   readonly keys: LockKeys;
+  /** @internal */
   protected readonly backend: LeaseBackend;
   private readonly grantedChannel: string;
 

@@ -24,7 +24,7 @@ export function grantLease(
   granted: Granted,
   options: Readonly<LockOptions>,
 ): Lease {
-  return new Lease(
+  return Lease.fromGrant(
     {
       name,
       token: granted.token,

@@ -1,4 +1,4 @@
-import type { RedisClient } from '../adapters/detect.js';
+import type { RedisClient } from '../adapters/client-types.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
 import { LockLostError } from '../errors.js';
 import type { Lease, LeaseBackend } from '../lease/lease.js';
@@ -35,7 +35,9 @@ export type LockedWork<T> = (signal: AbortSignal, lease: Lease) => T | Promise<T
 export class Mutex extends ScriptedLock {
   /** The effective options (defaults merged with yours); frozen. */
   readonly options: Readonly<LockOptions>;
+  /** @internal The Redis keys of this lock (tests and the fault suite look at them). */
   readonly keys: LockKeys;
+  /** @internal */
   protected readonly backend: LeaseBackend;
   /** Where a release wakes this client's waiters (one channel per client and lock). */
   private readonly wakeChannel: string;

@@ -1,4 +1,5 @@
-import { driverFor, type RedisClient } from '../adapters/detect.js';
+import type { RedisClient } from '../adapters/client-types.js';
+import { driverFor } from '../adapters/detect.js';
 import type { RedisDriver } from '../adapters/driver.js';
 import { runScript } from '../adapters/run-script.js';
 import type { Lease, LeaseBackend } from '../lease/lease.js';
@@ -24,7 +25,11 @@ export interface LockState {
  * grant into a lease. The lock kinds differ only in their scripts and how they wait.
  */
 export abstract class ScriptedLock {
+  // `@internal` members are left out of the published declarations (tsup.config.ts: stripInternal):
+  // they name adapter and lease internals that users never need and must not come to rely on.
+  /** @internal */
   protected readonly driver: RedisDriver;
+  /** @internal */
   protected abstract readonly backend: LeaseBackend;
 
   constructor(
@@ -34,10 +39,12 @@ export abstract class ScriptedLock {
     this.driver = driverFor(client);
   }
 
+  /** @internal */
   protected run(script: keyof typeof scripts, keys: string[], args: string[]): Promise<unknown> {
     return runScript(this.driver, scripts[script], keys, args);
   }
 
+  /** @internal */
   protected lease(granted: Granted, options: Readonly<LockOptions>): Lease {
     return grantLease(this.name, this.backend, granted, options);
   }

@@ -9,6 +9,7 @@ import {
   FairMutex,
   fencedWrite,
   Mutex,
+  type RedisClient,
   RedisExpLock,
   releaseLock,
   UnsupportedClientError,
@@ -19,7 +20,7 @@ import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 type Case = [
   label: string,
-  run: (client: object) => unknown,
+  run: (client: RedisClient) => unknown,
   expected: typeof TypeError | typeof RangeError | typeof UnsupportedClientError,
 ];
 
@@ -69,8 +70,13 @@ const cases: Case[] = [
   ],
   ['using() without a function', (c) => new Mutex(c, 'x').using(5 as unknown as () => void), TypeError],
   ['clock without now()', (c) => new Mutex(c, 'x', { clock: {} as { now(): number } }), TypeError],
-  ['not a Redis client', () => new Mutex({ get: () => 1 }, 'x'), UnsupportedClientError],
-  ['null client', () => new Mutex(null as unknown as object, 'x'), UnsupportedClientError],
+  // A JavaScript caller (or a cast) gets past the types: the runtime check still refuses it.
+  [
+    'not a Redis client',
+    () => new Mutex({ get: () => 1 } as unknown as RedisClient, 'x'),
+    UnsupportedClientError,
+  ],
+  ['null client', () => new Mutex(null as unknown as RedisClient, 'x'), UnsupportedClientError],
   ['releaseToken with an empty token', (c) => new Mutex(c, 'x').releaseToken(''), RangeError],
   ['releaseLock with a non-string token', (c) => releaseLock(c, 'x', 5 as unknown as string), TypeError],
   ['acquireLockWithTimeout with a negative timeout', (c) => acquireLockWithTimeout(c, 'x', -1), RangeError],

@@ -99,12 +99,15 @@ for (const kind of clientKinds) {
       const mutex = new FairMutex(redis.client, name);
       const holder = await mutex.acquire();
       const count = 5;
-      const started: Child[] = [];
-      for (let i = 0; i < count; i += 1) {
-        const child = spawnChild(kind, server.url, name, String(i), { holdMs: 20 });
-        children.push(child);
-        started.push(child);
-        // The next process starts only once this one is queued, so arrival order is known.
+      // Processes start in parallel (start-up is most of this test's time), connected and idle.
+      const started = Array.from({ length: count }, (_, i) =>
+        spawnChild(kind, server.url, name, String(i), { holdMs: 20, waitForGo: true }),
+      );
+      children.push(...started);
+      await Promise.all(started.map((child) => child.said('started')));
+      for (const [i, child] of started.entries()) {
+        // The next process asks only once this one is queued, so arrival order is known.
+        child.process.send('go');
         await until(async () => (await mutex.inspect()).queueLength === i + 1, `child ${i} is queued`);
       }
       await holder.release();

@@ -210,7 +210,7 @@ describe('regressions (no Redis involved)', () => {
       isHeldBy: async () => true,
     };
     const now = performance.now();
-    const lease = new Lease(
+    const lease = Lease.fromGrant(
       {
         name: 'late',
         token: 't',

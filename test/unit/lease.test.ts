@@ -38,7 +38,7 @@ function setup(options: { autoExtend: boolean; ttlMs?: number }) {
     },
     isHeldBy: async () => true,
   };
-  const lease = new Lease(
+  const lease = Lease.fromGrant(
     {
       name: 'job',
       token: 't',

@@ -5,6 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis as IORedis } from 'ioredis';
+import { type ClientKind, clientKinds } from '../../fixtures/clients.js';
 import { type RedisServer, startRedis } from '../../fixtures/redis-server.js';
 import {
   type CheckReport,
@@ -13,6 +14,7 @@ import {
   type OwnerSample,
   type ViolationKind,
 } from './checker.js';
+import { clientKindIndex } from './client-rotation.js';
 import {
   type HistoryEvent,
   type LockKind,
@@ -93,16 +95,21 @@ export interface ScenarioResult {
 
 const LOCK_KEY = /^locksmith:\{[^}]*\}$/;
 
-export const defaultConfig: Omit<WorkerConfig, 'scenario' | 'redisUrl' | 'probeUrl' | 'lock' | 'lockNames'> =
-  {
-    ttlMs: 500,
-    autoExtend: true,
-    acquireTimeoutMs: 3_000,
-    workMs: [0, 3],
-    thinkMs: [0, 2],
-    honorSignal: true,
-    probe: true,
-  };
+export const defaultConfig: Omit<
+  WorkerConfig,
+  'scenario' | 'clientKind' | 'redisUrl' | 'probeUrl' | 'lock' | 'lockNames'
+> = {
+  ttlMs: 500,
+  autoExtend: true,
+  acquireTimeoutMs: 3_000,
+  workMs: [0, 3],
+  thinkMs: [0, 2],
+  honorSignal: true,
+  probe: true,
+};
+
+/** Scenario runs so far in this process: each run rotates the workers' client kinds. */
+let runNumber = 0;
 
 export async function runScenario(
   scenario: Scenario,
@@ -110,6 +117,7 @@ export async function runScenario(
   pool: readonly WorkerHandle[],
 ): Promise<ScenarioResult> {
   const started = performance.now();
+  const thisRun = runNumber++;
   const server = await startRedis({ appendOnly: scenario.redis?.appendOnly ?? false });
   const proxy = scenario.proxy ? await FaultProxy.start({ port: server.port }) : undefined;
   const admin = new IORedis(server.url, { maxRetriesPerRequest: null });
@@ -143,6 +151,9 @@ export async function runScenario(
       ...defaultConfig,
       ...extra,
       scenario: scenario.name,
+      clientKind: (
+        clientKinds[clientKindIndex(worker.index, thisRun, pool.length, clientKinds.length)] as ClientKind
+      ).name,
       redisUrl: proxy?.url ?? server.url,
       probeUrl: server.url,
       lock: run.lock,

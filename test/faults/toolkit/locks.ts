@@ -7,7 +7,7 @@
  * that counts overlaps above the limit instead of above one). Nothing is faked for them today.
  */
 import { randomUUID } from 'node:crypto';
-import { FairMutex, type Lease, Mutex } from '../../../src/index.js';
+import { FairMutex, type Lease, Mutex, type RedisClient } from '../../../src/index.js';
 import { type LockKind, mono, UNTIL_RELEASED, type WorkerConfig } from './protocol.js';
 
 /** `performance.now()` (the leases' clock) to `mono()`: both are CLOCK_MONOTONIC, a fixed offset apart. */
@@ -56,7 +56,7 @@ export class NotAcquired extends Error {
 
 export function lockAdapter(
   kind: LockKind,
-  client: object,
+  client: RedisClient,
   command: RawCommand,
   name: string,
   config: WorkerConfig,

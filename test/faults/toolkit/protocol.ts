@@ -40,6 +40,8 @@ export type LockKind =
 
 export interface WorkerConfig {
   readonly scenario: string;
+  /** Which entry of `clientKinds` the worker locks with in this run (see client-rotation.ts). */
+  readonly clientKind: string;
   /** Where the lock's Redis client connects (possibly through the fault proxy). */
   readonly redisUrl: string;
   /** A direct connection for the checker's probes, so faults never hide what Redis holds. */

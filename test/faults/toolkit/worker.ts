@@ -23,8 +23,6 @@ import {
 } from './protocol.js';
 
 const index = Number(process.argv[2] ?? 0);
-const kind = clientKinds[index % clientKinds.length];
-if (!kind) throw new Error('no client kind');
 
 const PROBE_SCRIPT = "return {redis.call('get', KEYS[1]) or '', redis.call('pttl', KEYS[1])}";
 
@@ -118,7 +116,9 @@ async function start(config: WorkerConfig): Promise<void> {
     done: Promise.resolve(),
   };
   run = current;
-  current.client = await (kind as NonNullable<typeof kind>).create(config.redisUrl);
+  const kind = clientKinds.find((candidate) => candidate.name === config.clientKind);
+  if (!kind) throw new Error(`no client kind named ${config.clientKind}`);
+  current.client = await kind.create(config.redisUrl);
   if (config.probe) {
     // Direct to Redis, bounded: a paused or dead server makes a probe fail, never hang the loop.
     current.probe = new IORedis(config.probeUrl, {

@@ -1,0 +1,50 @@
+/**
+ * The clients users pass in, described structurally: only the members Locksmith calls, so the
+ * published declarations name neither ioredis nor node-redis (both stay optional peers, and a
+ * project that installs one never needs the other's types). Runtime detection (`detect.ts`) looks
+ * at the same members.
+ */
+
+/**
+ * An ioredis `Redis` (5, 6) or an iovalkey `Redis` (the Valkey project's fork, same API).
+ * An ioredis or iovalkey `Cluster` has these members too but is refused when a lock is created.
+ */
+export interface IoRedisClient {
+  evalsha(sha1: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  /** Opens Locksmith's own subscriber connection. */
+  duplicate(override?: Record<string, unknown>): IoRedisClient;
+  subscribe(...channels: string[]): Promise<unknown>;
+  unsubscribe(...channels: string[]): Promise<unknown>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  disconnect(): void;
+  /** 'end' once closed for good. */
+  readonly status: string;
+}
+
+/** How node-redis takes the keys and arguments of EVALSHA and EVAL. */
+export interface NodeRedisEvalOptions {
+  keys: string[];
+  arguments: string[];
+}
+
+/**
+ * A node-redis `createClient()` client (v4, v5, v6), connected. Cluster clients, client pools,
+ * sentinel clients and v4 `legacyMode` clients are refused when a lock is created.
+ */
+export interface NodeRedisClient {
+  evalSha(sha1: string, options: NodeRedisEvalOptions): Promise<unknown>;
+  eval(script: string, options: NodeRedisEvalOptions): Promise<unknown>;
+  /** Opens Locksmith's own subscriber connection. */
+  duplicate(overrides?: Record<string, unknown>): NodeRedisClient;
+  connect(): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  /** false before `connect()` and after the client was closed. */
+  readonly isOpen: boolean;
+}
+
+/** A client Locksmith can lock with: ioredis 5/6, iovalkey, or node-redis 4/5/6. */
+export type RedisClient = IoRedisClient | NodeRedisClient;

@@ -1,0 +1,58 @@
+/**
+ * Type-level test of the client parameter, checked by `npm run typecheck` (never run): instances
+ * of every supported client library are accepted without casts, and a non-client is a compile
+ * error (each `@ts-expect-error` fails the type check if the line beneath it compiles).
+ */
+import { Redis as IORedis6 } from 'ioredis';
+import { Redis as IORedis5 } from 'ioredis5';
+import { Redis as IOValkey } from 'iovalkey';
+import { createClient as createClientV6 } from 'redis';
+import { createClient as createClientV4 } from 'redis4';
+import { createClient as createClientV5 } from 'redis5';
+import {
+  acquireLockWithTimeout,
+  FairMutex,
+  fencedWrite,
+  Mutex,
+  type RedisClient,
+  RedisExpLock,
+  releaseLock,
+} from '../../src/index.js';
+
+declare const url: string;
+
+const supported = {
+  ioredis6: new IORedis6(url),
+  ioredis5: new IORedis5(url),
+  iovalkey: new IOValkey(url),
+  nodeRedisV6: createClientV6({ url }),
+  nodeRedisV6Resp2: createClientV6({ url, RESP: 2 }),
+  nodeRedisV5: createClientV5({ url }),
+  nodeRedisV5Resp3: createClientV5({ url, RESP: 3 }),
+  nodeRedisV4: createClientV4({ url }),
+};
+
+export function acceptsEverySupportedClient(): void {
+  for (const client of Object.values(supported)) {
+    const asClient: RedisClient = client;
+    new Mutex(client, 'lock');
+    new FairMutex(client, 'lock');
+    new RedisExpLock('lock', { redis: client });
+    void acquireLockWithTimeout(client, 'lock');
+    void releaseLock(client, 'lock', 'token');
+    void fencedWrite(asClient, 'key', 1, 'value');
+  }
+}
+
+export function refusesWhatIsNotAClient(): void {
+  // @ts-expect-error an empty object is not a client
+  new Mutex({}, 'lock');
+  // @ts-expect-error a string (a URL) is not a client
+  new FairMutex('redis://127.0.0.1:6380', 'lock');
+  // @ts-expect-error null is not a client
+  new RedisExpLock('lock', { redis: null });
+  // @ts-expect-error an object with a look-alike member only is not a client
+  void acquireLockWithTimeout({ evalsha: () => Promise.resolve(1) }, 'lock');
+  // @ts-expect-error a client's options are not a client
+  void releaseLock({ url }, 'lock', 'token');
+}
