@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Clock } from '../../src/clock.js';
+import type { RedisClient } from '../../src/index.js';
 import { type Lease, LockTimeoutError, Mutex } from '../../src/index.js';
 import type { TestClient } from '../fixtures/clients.js';
 import type { RedisServer } from '../fixtures/redis-server.js';
@@ -11,9 +12,9 @@ import type { RedisServer } from '../fixtures/redis-server.js';
 /** What a row's check gets: two clients (this process and "another process") and a spy client. */
 export interface Env {
   /** The client the row's code uses. */
-  readonly client: object;
+  readonly client: RedisClient;
   /** Another client, standing in for another process. */
-  readonly other: object;
+  readonly other: RedisClient;
   /** Runs raw commands for assertions. */
   readonly admin: TestClient;
   /** The server, for its command statistics. */

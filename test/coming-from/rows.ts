@@ -9,6 +9,7 @@
  * library's variables (`duration`, `leaseTime`, ...); the check passes them in through `Vars`.
  */
 import assert from 'node:assert/strict';
+import type { RedisClient } from '../../src/index.js';
 import {
   AlreadyAcquiredError,
   acquireLockWithTimeout,
@@ -38,8 +39,8 @@ import {
 
 /** Every name a snippet may use; a check passes only those its snippet needs (see `vars`). */
 export interface Vars {
-  client: object;
-  redis: object;
+  client: RedisClient;
+  redis: RedisClient;
   mutex: Mutex;
   lease: Lease;
   lock: RedisExpLock;
@@ -167,7 +168,7 @@ const definedRows = [
       `${c.create}: same units (seconds) and defaults (60, 0, 0.01). \`expiry: null\` gets a 30 s TTL that the watchdog renews while held, so a crashed holder does not block the key for ever.`,
     async check(s, env) {
       const key = env.name();
-      const make = (client: object, options: Partial<Vars>) =>
+      const make = (client: RedisClient, options: Partial<Vars>) =>
         s.create(vars({ key, redis: client, expiry: undefined, retries: undefined, interval: undefined, ...options }));
       const byDefault = make(env.client, {});
       await byDefault.lock();

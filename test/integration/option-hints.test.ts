@@ -5,14 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { FairMutex, Mutex } from '../../src/index.js';
+import { FairMutex, Mutex, type RedisClient } from '../../src/index.js';
 import { foreignOptionHints } from '../../src/option-hints.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
 import { commandCalls, resetStats } from '../fixtures/commandstats.js';
 import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 /** Where a migrating user passes options: lock options, per-call options, both lock kinds. */
-const places: [string, (client: object, options: object) => unknown][] = [
+const places: [string, (client: RedisClient, options: object) => unknown][] = [
   ['new Mutex()', (c, o) => new Mutex(c, 'x', o)],
   ['mutex.acquire()', (c, o) => new Mutex(c, 'x').acquire(o)],
   ['mutex.using()', (c, o) => new Mutex(c, 'x').using(() => {}, o)],
