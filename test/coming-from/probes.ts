@@ -73,8 +73,13 @@ export async function sleeperScores(env: Env, name: string): Promise<number[]> {
   return flat.filter((_, i) => i % 2 === 1).map(Number);
 }
 
-/** Another process holds `name`, kept alive by its watchdog until the returned lease is released. */
-export function holdElsewhere(env: Env, name: string, ttlMs = 300): Promise<Lease> {
+/**
+ * Another process holds `name`, kept alive by its watchdog until the returned lease is released.
+ * 1 s TTL: short enough that waiters wake (by the holder's PTTL) often, long enough that a loaded
+ * machine does not delay the watchdog past it (with 300 ms the lock expired under a full test run,
+ * and a waiter "waiting for ever" acquired).
+ */
+export function holdElsewhere(env: Env, name: string, ttlMs = 1_000): Promise<Lease> {
   return new Mutex(env.other, name, { ttlMs }).acquire();
 }
 
