@@ -74,6 +74,13 @@ export interface Acquired {
 /** How long a caller that gives up waits for its give-back before rejecting anyway. */
 const GIVE_BACK_GRACE_MS = 50;
 
+/**
+ * A give-back that failed on a transient error (a reset connection rejected it) is tried again, after
+ * this delay doubling up to the cap, while the token may still hold the lock.
+ */
+const GIVE_BACK_RETRY_FIRST_MS = 5;
+const GIVE_BACK_RETRY_MAX_MS = 50;
+
 /** Polling back-off when pub/sub is unavailable: first delay, and the cap it doubles up to. */
 const POLL_FIRST_MS = 10;
 const POLL_MAX_MS = 250;
@@ -312,6 +319,8 @@ class CallState {
   private state: 'running' | 'acquired' | 'gave-up' = 'running';
   /** Some attempt failed or was abandoned: it may have applied without our knowing. */
   outcomeUnknown = false;
+  /** When the latest attempt was sent: a lock it took expires by itself a TTL after that. */
+  private lastSentAt = Number.NEGATIVE_INFINITY;
 
   constructor(readonly plan: AttemptPlan) {}
 
@@ -320,6 +329,7 @@ class CallState {
   }
 
   async settle(attempt: Promise<AttemptOutcome>, deadline: number): Promise<Settled<AttemptOutcome>> {
+    this.lastSentAt = this.plan.clock.now();
     const settled = await settleBefore(attempt, deadline, this.plan.signal, this.plan.clock, (late) => {
       const harmless = late.kind === 'value' && !late.value.acquired;
       if (this.state === 'gave-up' && !harmless) void this.giveBackWithin(0);
@@ -335,7 +345,7 @@ class CallState {
   /** Gives the token back in the background, reporting it; waits for it at most `ms`. */
   async giveBackWithin(ms: number): Promise<void> {
     const { plan } = this;
-    const done = plan.giveBack().then(
+    const done = this.giveBack().then(
       (released) =>
         emitLockEvent({
           type: 'give-back',
@@ -358,6 +368,34 @@ class CallState {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
     clearTimeout(timer);
+  }
+
+  /**
+   * One give-back, retried on a transient failure once the call has ended: a token left holding the
+   * lock would keep it, owned by nobody, for up to a TTL. Retries stop when that TTL (counted from
+   * the latest attempt's send) has passed, since the key is then gone by itself, and on a
+   * `LockError`. While the call still runs there is no retry: its next attempt uses the same token,
+   * and a give-back arriving after it could delete the lock that attempt took.
+   */
+  private async giveBack(): Promise<boolean> {
+    const { plan } = this;
+    let delayMs = GIVE_BACK_RETRY_FIRST_MS;
+    for (;;) {
+      try {
+        return await plan.giveBack();
+      } catch (error) {
+        const expiredBy = this.lastSentAt + plan.ttlMs;
+        if (
+          this.state !== 'gave-up' ||
+          error instanceof LockError ||
+          plan.clock.now() + delayMs > expiredBy
+        ) {
+          throw error;
+        }
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        delayMs = Math.min(GIVE_BACK_RETRY_MAX_MS, delayMs * 2);
+      }
+    }
   }
 }
 

@@ -98,6 +98,14 @@ function plan(overrides: Partial<AcquisitionPlan> & Pick<AcquisitionPlan, 'attem
   return result;
 }
 
+async function until(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
 function recordEvents(): { events: LockEvent[]; stop: () => void } {
   const events: LockEvent[] = [];
   return { events, stop: subscribeLockEvents((e) => events.push(e)) };
@@ -268,6 +276,106 @@ describe('acquireWithWaiting', () => {
     } finally {
       recorded.stop();
     }
+  });
+});
+
+// Found by the fault suite (orphaned key, CI): a give-back that fails on a transient error (a reset
+// connection rejected it) left the token holding the lock for up to a TTL, owned by nobody.
+describe('give-back after giving up', () => {
+  /** A give-back that fails `failures` times with a transient error, then releases. */
+  function flakyGiveBack(failures: number) {
+    const calls: number[] = [];
+    return {
+      calls,
+      giveBack: async () => {
+        calls.push(performance.now());
+        if (calls.length <= failures) throw new Error('Socket closed unexpectedly');
+        return true;
+      },
+    };
+  }
+
+  test('a transient failure is retried until it answers, and reported once', async () => {
+    const recorded = recordEvents();
+    const flaky = flakyGiveBack(2);
+    const p = plan({
+      retries: 0,
+      attempt: async () => Promise.reject(new Error('ECONNRESET')),
+      giveBack: flaky.giveBack,
+    });
+    try {
+      await assert.rejects(acquireWithWaiting(p), RedisUnavailableError);
+      await until(() => recorded.events.some((e) => e.type === 'give-back'));
+      assert.equal(flaky.calls.length, 3);
+      const giveBacks = recorded.events.filter((e) => e.type === 'give-back');
+      assert.deepEqual(
+        giveBacks.map((e) => e.type === 'give-back' && e.released),
+        [true],
+      );
+    } finally {
+      recorded.stop();
+    }
+  });
+
+  test('tryAcquire: the same', async () => {
+    const flaky = flakyGiveBack(1);
+    const p = plan({
+      attempt: async () => Promise.reject(new Error('ECONNRESET')),
+      giveBack: flaky.giveBack,
+    });
+    await assert.rejects(attemptOnce(p), RedisUnavailableError);
+    await until(() => flaky.calls.length === 2);
+  });
+
+  test('retries stop once a TTL has passed since the attempt (the key expired by itself), or on a LockError', async () => {
+    const recorded = recordEvents();
+    const flaky = flakyGiveBack(Number.POSITIVE_INFINITY);
+    const p = plan({
+      ttlMs: 60,
+      retries: 0,
+      attempt: async () => Promise.reject(new Error('x')),
+      giveBack: flaky.giveBack,
+    });
+    try {
+      const start = performance.now();
+      await assert.rejects(acquireWithWaiting(p), RedisUnavailableError);
+      await until(() => recorded.events.some((e) => e.type === 'give-back'));
+      const last = flaky.calls.at(-1) as number;
+      assert.ok(flaky.calls.length >= 2, `retried (${flaky.calls.length})`);
+      assert.ok(last - start <= 60 + 5, `no try after the TTL (${(last - start).toFixed(1)} ms)`);
+      const event = recorded.events.find((e) => e.type === 'give-back');
+      assert.ok(event?.type === 'give-back' && event.released === undefined && event.error instanceof Error);
+
+      const closed = new ClientClosedError('closed');
+      let closedCalls = 0;
+      const q = plan({
+        retries: 0,
+        attempt: async () => Promise.reject(new Error('x')),
+        giveBack: async () => {
+          closedCalls += 1;
+          throw closed;
+        },
+      });
+      await assert.rejects(acquireWithWaiting(q), RedisUnavailableError);
+      await new Promise((r) => setTimeout(r, 30));
+      assert.equal(closedCalls, 1, 'a LockError is not retried');
+    } finally {
+      recorded.stop();
+    }
+  });
+
+  test('while the call still runs (a grant with no validity left), a failed give-back is not retried later', async () => {
+    // The next attempt uses the same token: a give-back retried after it could delete its lock.
+    let n = 0;
+    const flaky = flakyGiveBack(1);
+    const stale: AttemptOutcome = { acquired: true, fencingToken: 1, sentAt: -1e9 };
+    const p = plan({
+      attempt: async () => (++n === 1 ? stale : granted),
+      giveBack: flaky.giveBack,
+    });
+    await acquireWithWaiting(p);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(flaky.calls.length, 1);
   });
 });
 
