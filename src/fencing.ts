@@ -1,16 +1,10 @@
+import { contextFor } from './adapters/client-context.js';
 import type { RedisClient } from './adapters/client-types.js';
-import { driverFor } from './adapters/detect.js';
 import { runScript } from './adapters/run-script.js';
-import { asFlagged } from './protocol/replies.js';
-import { scripts } from './protocol/scripts.js';
+import { type FencedWriteResult, fencedWriteCall } from './protocol/fenced-write.js';
 import { checkCount, checkKey } from './validation.js';
 
-export interface FencedWriteResult {
-  /** Whether the write was applied. */
-  readonly written: boolean;
-  /** The token that was written, or the higher one accepted before that made this write stale. */
-  readonly highestToken: number;
-}
+export type { FencedWriteResult } from './protocol/fenced-write.js';
 
 /**
  * The resource side of fencing, for a resource kept in Redis: sets `key` to `value` only when
@@ -30,12 +24,5 @@ export async function fencedWrite(
   checkKey('key', key);
   checkCount('fencingToken', fencingToken, { min: 1 });
   if (typeof value !== 'string') throw new TypeError('Expected `value` to be a string');
-  const reply = await runScript(
-    driverFor(client),
-    scripts.fencedWrite,
-    [key, `${key}:fence`],
-    [String(fencingToken), value],
-  );
-  const { ok, value: highestToken } = asFlagged('fenced-write', reply);
-  return { written: ok, highestToken };
+  return runScript(contextFor(client), fencedWriteCall({ key, fencingToken, value }));
 }

@@ -34,9 +34,14 @@ export { type FencedWriteResult, fencedWrite } from './fencing.js';
 export { Lease } from './lease/lease.js';
 export {
   type AcquireOptions,
+  defaultFairLockOptions,
   defaultLockOptions,
+  type FairLockOptions,
   type LockOptions,
   type TryAcquireOptions,
 } from './options.js';
-export { type FairLockOptions, type FairLockState, FairMutex } from './primitives/fair-mutex.js';
-export { type LockedWork, type LockState, Mutex } from './primitives/mutex.js';
+export { FairMutex } from './primitives/fair-mutex.js';
+export type { LockedWork } from './primitives/lock-shell.js';
+export { Mutex } from './primitives/mutex.js';
+export type { FairLockState } from './protocol/fair-mutex.js';
+export type { LockState } from './protocol/lock-state.js';

@@ -1,5 +1,4 @@
 import { type Clock, monotonicClock } from './clock.js';
-import { DEFAULT_PREFIX } from './protocol/keys.js';
 import {
   checkBoolean,
   checkCount,
@@ -12,35 +11,75 @@ import {
   checkTtlMs,
 } from './validation.js';
 
-/** How a lock behaves. Every field has a default; units are in the names. */
+/**
+ * How a lock behaves. Every field has a default (`defaultLockOptions`); units are in the names.
+ * Options of every lock kind are declared here, once, with their checks and defaults.
+ */
 export interface LockOptions {
-  /** Lease time-to-live in milliseconds: how long the lock outlives a crashed holder. Default 30,000. */
+  /**
+   * Lease time-to-live in milliseconds: how long the lock outlives a crashed holder.
+   * @default 30_000
+   */
   ttlMs: number;
-  /** Keep the lease alive with a watchdog (extends at about ttlMs/3) until released. Default true. */
+  /**
+   * Keep the lease alive with a watchdog (extends at about ttlMs/3) until released.
+   * @default true
+   */
   autoExtend: boolean;
-  /** How long `acquire()` waits for the lock, in milliseconds; `Infinity` waits for ever. Default 10,000. */
+  /**
+   * How long `acquire()` waits for the lock, in milliseconds; `Infinity` waits for ever.
+   * @default 10_000
+   */
   timeoutMs: number;
-  /** How many attempts `acquire()` may make after the first; `Infinity` for no limit. Default Infinity. */
+  /**
+   * How many attempts `acquire()` may make after the first; `Infinity` for no limit.
+   * @default Infinity
+   */
   retries: number;
   /**
    * Longest pause between two attempts while waiting, in milliseconds. A waiter wakes early when the
    * holder releases (pub/sub) and never waits past the holder's remaining TTL, so the default,
    * `Infinity`, means "only those bound it". Set it to poll at a fixed pace (redis_exp_lock's `interval`).
+   * @default Infinity
    */
   retryDelayMs: number;
-  /** Random extra delay, 0..retryJitterMs milliseconds, added to timed waits so waiters spread out. Default 5. */
+  /**
+   * Random extra delay, 0..retryJitterMs milliseconds, added to timed waits so waiters spread out.
+   * @default 5
+   */
   retryJitterMs: number;
-  /** Wake waiters through the lock's release channel (one shared subscriber connection). Default true. */
+  /**
+   * Wake waiters through the lock's release channel (one shared subscriber connection).
+   * @default true
+   */
   wakeOnRelease: boolean;
-  /** Safety margin for clock drift, as a fraction of the TTL (plus 2 ms). Default 0.01. */
+  /**
+   * Safety margin for clock drift, as a fraction of the TTL (plus 2 ms).
+   * @default 0.01
+   */
   driftFactor: number;
-  /** Prefix of every key and channel: `prefix:{name}…`. Default "locksmith". */
+  /**
+   * Prefix of every key and channel: `prefix:{name}…`. No braces.
+   * @default "locksmith"
+   */
   prefix: string;
   /**
-   * The clocks validity is measured with (inject one in tests). Default: `performance.now()` and,
-   * for host suspends, `Date.now()` as `wallNow()`.
+   * The clocks validity is measured with (inject one in tests): `now()` is monotonic; the optional
+   * `wallNow()` lets a host suspend shorten leases too.
+   * @default monotonicClock (`performance.now()`, and `Date.now()` as `wallNow()`)
    */
   clock: Clock;
+}
+
+/** How a FairMutex behaves: the Mutex's options, plus how long a queued waiter's place outlives it. */
+export interface FairLockOptions extends LockOptions {
+  /**
+   * How long a waiter's place in the queue is kept without the waiter renewing it, in milliseconds.
+   * A place never outlives the waiter's own `timeoutMs` either; only a waiter whose timeout is longer
+   * than this renews its place, every `waiterTtlMs / 3`.
+   * @default 30_000
+   */
+  waiterTtlMs: number;
 }
 
 /** Per-call overrides for `acquire()` / `tryAcquire()` / `using()`. */
@@ -61,11 +100,15 @@ export const defaultLockOptions: Readonly<LockOptions> = Object.freeze({
   retryJitterMs: 5,
   wakeOnRelease: true,
   driftFactor: 0.01,
-  prefix: DEFAULT_PREFIX,
+  prefix: 'locksmith',
   clock: monotonicClock,
 });
 
-const lockOptionNames = Object.keys(defaultLockOptions) as (keyof LockOptions)[];
+export const defaultFairLockOptions: Readonly<FairLockOptions> = Object.freeze({
+  ...defaultLockOptions,
+  waiterTtlMs: 30_000,
+});
+
 const acquireOptionNames: (keyof AcquireOptions)[] = [
   'ttlMs',
   'autoExtend',
@@ -78,7 +121,7 @@ const acquireOptionNames: (keyof AcquireOptions)[] = [
 
 type Checks<T> = { [K in keyof T]-?: (name: string, value: unknown) => T[K] };
 
-const checks: Checks<LockOptions> = {
+const lockChecks: Checks<LockOptions> = {
   ttlMs: (n, v) => checkMs(n, v),
   autoExtend: checkBoolean,
   timeoutMs: (n, v) => checkMs(n, v, { allowZero: true, allowInfinity: true }),
@@ -97,6 +140,8 @@ const checks: Checks<LockOptions> = {
   },
 };
 
+const fairLockChecks: Checks<FairLockOptions> = { ...lockChecks, waiterTtlMs: (n, v) => checkMs(n, v) };
+
 function checkFields<T extends object>(given: Partial<T>, table: Partial<Checks<T>>): void {
   for (const [key, value] of Object.entries(given)) {
     if (value === undefined) continue;
@@ -104,12 +149,23 @@ function checkFields<T extends object>(given: Partial<T>, table: Partial<Checks<
   }
 }
 
-/** Checks lock options and merges them over the defaults into a new frozen object. */
-export function resolveLockOptions(
+/** Checks a Mutex's options and merges them over the defaults into a new frozen object. */
+export function resolveLockOptions(options: unknown): Readonly<LockOptions> {
+  return resolveOptions(options, defaultLockOptions, lockChecks);
+}
+
+/** Checks a FairMutex's options and merges them over the defaults into a new frozen object. */
+export function resolveFairLockOptions(options: unknown): Readonly<FairLockOptions> {
+  return resolveOptions(options, defaultFairLockOptions, fairLockChecks);
+}
+
+/** Checks options against a lock kind's table; the caller's object is never changed. */
+function resolveOptions<T extends LockOptions>(
   options: unknown,
-  defaults: Readonly<LockOptions> = defaultLockOptions,
-): Readonly<LockOptions> {
-  const given = checkOptionsObject<LockOptions>('options', options, lockOptionNames);
+  defaults: Readonly<T>,
+  checks: Checks<T>,
+): Readonly<T> {
+  const given = checkOptionsObject<T>('options', options, Object.keys(defaults) as (keyof T & string)[]);
   checkFields(given, checks);
   const resolved = { ...defaults, ...withoutUndefined(given) };
   // Checked once both are known: the least usable TTL depends on the drift factor.
@@ -117,20 +173,25 @@ export function resolveLockOptions(
   return Object.freeze(resolved);
 }
 
+/** One call's effective options: the lock's, with that call's overrides and its signal. */
+export type EffectiveOptions<T extends LockOptions = LockOptions> = Readonly<T> & {
+  readonly signal: AbortSignal | undefined;
+};
+
 /** Per-call overrides for `tryAcquire()`: a single attempt has nothing to wait for. */
 export type TryAcquireOptions = Pick<AcquireOptions, 'ttlMs' | 'autoExtend' | 'signal'>;
 
 export const tryAcquireOptionNames: (keyof TryAcquireOptions)[] = ['ttlMs', 'autoExtend', 'signal'];
 
 /** Checks per-call options; returns the effective options for this call (caller's object untouched). */
-export function resolveAcquireOptions(
+export function resolveAcquireOptions<T extends LockOptions>(
   options: unknown,
-  base: Readonly<LockOptions>,
+  base: Readonly<T>,
   known: readonly (keyof AcquireOptions)[] = acquireOptionNames,
-): Readonly<LockOptions> & { signal: AbortSignal | undefined } {
+): EffectiveOptions<T> {
   const given = checkOptionsObject<AcquireOptions>('options', options, known);
   const { signal, ...rest } = given;
-  checkFields(rest as Partial<LockOptions>, checks);
+  checkFields(rest as Partial<LockOptions>, lockChecks);
   if (signal !== undefined) checkSignal('signal', signal);
   const resolved = { ...base, ...withoutUndefined(rest), signal };
   checkTtlMs('ttlMs', resolved.ttlMs, resolved.driftFactor);

@@ -1,26 +1,50 @@
+import { newToken } from '../token.js';
+import { createDriver } from './detect.js';
 import type { RedisDriver } from './driver.js';
 import type { SubscriberHub } from './subscriber-hub.js';
 
 /**
- * Everything Locksmith keeps per client (per driver), in one place: created lazily, dropped with
- * the client (a WeakMap), shared by every lock on that client.
+ * Everything Locksmith keeps per client object, in one place: created on first use, dropped with
+ * the client (a WeakMap), shared by every lock on that client. The future home of a shared renewal
+ * scheduler and of Cluster's sharded pub/sub (see docs/design.md §11).
  */
 export interface ClientContext {
-  /** The subscriber connection and its channels (see `hubFor`). */
+  /** The client, behind the three-method driver interface. */
+  readonly driver: RedisDriver;
+  /**
+   * A random id for this client object, used in channel names: wake-ups and hand-offs are announced
+   * on one channel per client and lock, so a process hears only its own waiters' messages, a busy
+   * lock costs each process one subscription (not one per waiter), and PUBLISH's receiver count
+   * tells whether that process is still there.
+   */
+  readonly clientId: string;
+  /** What the client talks to. Only a single server is supported yet (cluster clients are refused). */
+  readonly topology: 'standalone';
+  /** The subscriber connection and its channels, once a waiter needed one (see `hubFor`). */
   hub: SubscriberHub | undefined;
-  /** This client's id in channel names (see `clientId`). */
-  clientId: string | undefined;
   /** The server check, once started; cleared when it failed in a way a retry may fix. */
   serverCheck: Promise<void> | undefined;
+  /** The server's version once checked ('' before Redis 7, whose scripts cannot read it). */
+  serverVersion: string | undefined;
 }
 
-const contexts = new WeakMap<RedisDriver, ClientContext>();
+const contexts = new WeakMap<object, ClientContext>();
 
-export function contextOf(driver: RedisDriver): ClientContext {
-  let context = contexts.get(driver);
-  if (!context) {
-    context = { hub: undefined, clientId: undefined, serverCheck: undefined };
-    contexts.set(driver, context);
-  }
+/**
+ * The context of a client, created on first use. Refuses clients Locksmith does not support, with
+ * an `UnsupportedClientError`, before anything is sent (see `createDriver`).
+ */
+export function contextFor(client: unknown): ClientContext {
+  const known = client !== null && typeof client === 'object' ? contexts.get(client) : undefined;
+  if (known) return known;
+  const context: ClientContext = {
+    driver: createDriver(client),
+    clientId: newToken().slice(0, 16),
+    topology: 'standalone',
+    hub: undefined,
+    serverCheck: undefined,
+    serverVersion: undefined,
+  };
+  contexts.set(client as object, context);
   return context;
 }

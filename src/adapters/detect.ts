@@ -4,32 +4,25 @@ import type { RedisDriver } from './driver.js';
 import { ioRedisDriver, isIoRedis, isIoRedisCluster } from './ioredis.js';
 import { isLegacyMode, isNodeRedis, nodeRedisComposite, nodeRedisDriver } from './node-redis.js';
 
-// One driver per client object, so every lock on a client shares its subscriber connection, its
-// client id and its server check (see client-context.ts).
-const drivers = new WeakMap<object, RedisDriver>();
-
 const PASS_ONE_SERVER =
   'Pass a client for one Redis server: an ioredis or iovalkey `Redis`, or a node-redis `createClient()`';
 
 /**
- * The driver for a client, created on first use. Refuses, at construction rather than on the
+ * A driver for a client (one per client object: `contextFor` keeps it). Refuses, at construction rather than on the
  * first command, clients Locksmith would misuse: cluster clients (not supported yet), node-redis
  * sentinel clients and pools, and node-redis v4 `legacyMode`. Nothing is sent to refuse them.
  */
-export function driverFor(client: unknown): RedisDriver {
+export function createDriver(client: unknown): RedisDriver {
   if (client === null || typeof client !== 'object') {
     throw new UnsupportedClientError(describeValue(client));
   }
-  const known = drivers.get(client);
-  if (known) return known;
-  let driver: RedisDriver;
   if (isIoRedis(client)) {
     if (isIoRedisCluster(client)) {
       throw new UnsupportedClientError(
         `an ioredis or iovalkey Cluster. Cluster support is not there yet. ${PASS_ONE_SERVER}`,
       );
     }
-    driver = ioRedisDriver(client);
+    return ioRedisDriver(client);
   } else if (isNodeRedis(client)) {
     const composite = nodeRedisComposite(client);
     if (composite) {
@@ -46,11 +39,9 @@ export function driverFor(client: unknown): RedisDriver {
           'locks.connect()` (client.v4 does not work: it lacks duplicate() and isOpen)',
       );
     }
-    driver = nodeRedisDriver(client);
-  } else
-    throw new UnsupportedClientError(
-      `an object without evalsha/evalSha (${client.constructor?.name ?? 'Object'})`,
-    );
-  drivers.set(client, driver);
-  return driver;
+    return nodeRedisDriver(client);
+  }
+  throw new UnsupportedClientError(
+    `an object without evalsha/evalSha (${client.constructor?.name ?? 'Object'})`,
+  );
 }

@@ -1,5 +1,5 @@
 import { emitLockEvent } from '../events.js';
-import { contextOf } from './client-context.js';
+import type { ClientContext } from './client-context.js';
 import type { RedisDriver, SubscriberConnection } from './driver.js';
 
 /**
@@ -206,8 +206,7 @@ function waitForMessage(
 }
 
 /** The hub shared by every lock built on the same client. */
-export function hubFor(driver: RedisDriver): SubscriberHub {
-  const context = contextOf(driver);
-  context.hub ??= new SubscriberHub(driver);
+export function hubFor(context: ClientContext): SubscriberHub {
+  context.hub ??= new SubscriberHub(context.driver);
   return context.hub;
 }

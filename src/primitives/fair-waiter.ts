@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import { decodeHandOff } from '../protocol/fair-mutex.js';
 
 /** The server's `TIME` as the scripts read it: whole milliseconds, truncated. */
 const SERVER_TIME_RESOLUTION_MS = 1;
@@ -23,14 +24,10 @@ export class Waiter {
   private anchorSentAt = Number.NaN;
   private anchorServerMs = Number.NaN;
   private heard: { fencingToken: number; grantServerMs: number; receivedAt: number } | undefined;
-  private readonly prefix: string;
-
   constructor(
     readonly token: string,
     private readonly clock: Clock,
-  ) {
-    this.prefix = `${token}:`;
-  }
+  ) {}
 
   /** Remembers a queued reply: the request was sent at `sentAt`, the server read `serverTimeMs`. */
   anchor(sentAt: number, serverTimeMs: number): void {
@@ -40,14 +37,10 @@ export class Waiter {
 
   /** The hub's filter: true (and the hand-off kept) when the message is this waiter's hand-off. */
   hear(message: string): boolean {
-    if (this.heard || !message.startsWith(this.prefix)) return false;
-    const [fencingToken, grantServerMs] = message.slice(this.prefix.length).split(':').map(Number);
-    if (!Number.isSafeInteger(fencingToken) || !Number.isSafeInteger(grantServerMs)) return false;
-    this.heard = {
-      fencingToken: fencingToken as number,
-      grantServerMs: grantServerMs as number,
-      receivedAt: this.clock.now(),
-    };
+    if (this.heard) return false;
+    const handOff = decodeHandOff(message, this.token);
+    if (!handOff) return false;
+    this.heard = { ...handOff, receivedAt: this.clock.now() };
     return true;
   }
 

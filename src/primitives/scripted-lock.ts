@@ -1,67 +1,65 @@
+import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
-import { driverFor } from '../adapters/detect.js';
-import type { RedisDriver } from '../adapters/driver.js';
 import { runScript } from '../adapters/run-script.js';
-import type { Lease, LeaseBackend } from '../lease/lease.js';
+import { hubFor, type SubscriberHub } from '../adapters/subscriber-hub.js';
 import type { LockOptions } from '../options.js';
-import { asArray, asInteger, asString } from '../protocol/replies.js';
-import { scripts } from '../protocol/scripts.js';
-import { type Granted, grantLease } from './grant-lease.js';
-
-/** A lock's state as Redis sees it right now. */
-export interface LockState {
-  /** Whether anyone holds the lock. */
-  readonly locked: boolean;
-  /** The holder's owner token, when locked. */
-  readonly ownerToken: string | undefined;
-  /** Milliseconds until the holder's lease expires (undefined when free). */
-  readonly remainingTtlMs: number | undefined;
-  /** The fencing token of the latest acquisition (0 if never acquired). */
-  readonly lastFencingToken: number;
-}
+import type { ScriptCall } from '../protocol/call.js';
+import { type LockKeys, lockKeys } from '../protocol/keys.js';
+import type { LockState } from '../protocol/lock-state.js';
+import { lockExtend } from '../protocol/mutex.js';
+import { checkName } from '../validation.js';
+import { LockShell } from './lock-shell.js';
 
 /**
- * What every single-node lock shares: its client's driver, running its scripts, and turning a
- * grant into a lease. The lock kinds differ only in their scripts and how they wait.
+ * A lock on one Redis deployment: the shell plus one client's context. It runs typed script calls
+ * (src/protocol/) on that client and names the per-client channels waiters hear; the lock kinds
+ * never see the client itself.
  */
-export abstract class ScriptedLock {
+export abstract class ScriptedLock<Options extends LockOptions, State extends LockState> extends LockShell<
+  Options,
+  State
+> {
   // `@internal` members are left out of the published declarations (tsup.config.ts: stripInternal):
-  // they name adapter and lease internals that users never need and must not come to rely on.
+  // they name adapter and protocol internals that users never need and must not come to rely on.
+  /** @internal The Redis keys of this lock (tests and the fault suite look at them). */
+  readonly keys: LockKeys;
   /** @internal */
-  protected readonly driver: RedisDriver;
-  /** @internal */
-  protected abstract readonly backend: LeaseBackend;
+  protected readonly context: ClientContext;
 
+  /** Checks the arguments in their order (name, client, options) before anything reaches Redis. */
   constructor(
     client: RedisClient,
-    readonly name: string,
+    name: string,
+    options: unknown,
+    resolveOptions: (options: unknown) => Readonly<Options>,
   ) {
-    this.driver = driverFor(client);
+    const checkedName = checkName('name', name);
+    const context = contextFor(client);
+    super(checkedName, resolveOptions(options));
+    this.context = context;
+    this.keys = lockKeys(this.options.prefix, name);
   }
 
-  /** @internal */
-  protected run(script: keyof typeof scripts, keys: string[], args: string[]): Promise<unknown> {
-    return runScript(this.driver, scripts[script], keys, args);
+  /**
+   * @internal Compare-and-pexpire of the lock key: every kind whose holder is the lock key's value
+   * (Mutex, FairMutex) extends this way; others override it.
+   */
+  protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
+    return this.run(lockExtend(this.keys, { token, ttlMs }));
   }
 
-  /** @internal */
-  protected lease(granted: Granted, options: Readonly<LockOptions>): Lease {
-    return grantLease(this.name, this.backend, granted, options);
+  /** @internal Runs one typed script call on this lock's client. */
+  protected run<Result>(call: ScriptCall<Result>): Promise<Result> {
+    return runScript(this.context, call);
   }
-}
 
-/**
- * Decodes an inspect script's reply: {owner token or '', PTTL, last fencing token, ...extra}.
- * Returns the lock's state and the extra integers that follow it.
- */
-export function decodeLockState(script: string, reply: unknown, extra = 0): [LockState, number[]] {
-  const fields = asArray(script, reply, 3 + extra);
-  const owner = asString(script, fields[0]);
-  const state: LockState = {
-    locked: owner !== '',
-    ownerToken: owner === '' ? undefined : owner,
-    remainingTtlMs: owner === '' ? undefined : asInteger(script, fields[1]),
-    lastFencingToken: asInteger(script, fields[2]),
-  };
-  return [state, fields.slice(3).map((field) => asInteger(script, field))];
+  /** @internal The subscriber hub of this lock's client. */
+  protected hub(): SubscriberHub {
+    return hubFor(this.context);
+  }
+
+  /** @internal This client's channel under `prefix` (one per client and lock; see ClientContext). */
+  protected clientChannel(prefix: string): string {
+    return `${prefix}${this.context.clientId}`;
+  }
 }

@@ -43,8 +43,6 @@ export interface LockKeys {
   readonly grantedChannelPrefix: string;
 }
 
-export const DEFAULT_PREFIX = 'locksmith';
-
 export function lockKeys(prefix: string, name: string): LockKeys {
   const base = `${prefix}:{${name}}`;
   return Object.freeze({

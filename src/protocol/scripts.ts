@@ -11,15 +11,18 @@ import {
   serverCheckLua,
 } from './scripts.generated.js';
 
-/** Every script Locksmith runs. Key counts must match the KEYS named in each script's header. */
+/**
+ * Every script Locksmith runs, with the key and argument counts read from its header. Lock kinds do
+ * not use these directly: the protocol modules (mutex.ts, fair-mutex.ts, ...) build typed calls.
+ */
 export const scripts = Object.freeze({
-  mutexAcquire: defineScript('mutex-acquire', mutexAcquireLua, 3),
-  mutexRelease: defineScript('mutex-release', mutexReleaseLua, 3),
-  mutexExtend: defineScript('mutex-extend', mutexExtendLua, 1),
-  mutexInspect: defineScript('mutex-inspect', mutexInspectLua, 2),
-  fencedWrite: defineScript('fenced-write', fencedWriteLua, 2),
-  fairAcquire: defineScript('fair-acquire', fairAcquireLua, 4),
-  fairRelease: defineScript('fair-release', fairReleaseLua, 5),
-  fairInspect: defineScript('fair-inspect', fairInspectLua, 3),
-  serverCheck: defineScript('server-check', serverCheckLua, 1),
+  mutexAcquire: defineScript(mutexAcquireLua),
+  mutexRelease: defineScript(mutexReleaseLua),
+  mutexExtend: defineScript(mutexExtendLua),
+  mutexInspect: defineScript(mutexInspectLua),
+  fencedWrite: defineScript(fencedWriteLua),
+  fairAcquire: defineScript(fairAcquireLua),
+  fairRelease: defineScript(fairReleaseLua),
+  fairInspect: defineScript(fairInspectLua),
+  serverCheck: defineScript(serverCheckLua),
 });

@@ -9,13 +9,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { driverFor } from '../../src/adapters/detect.js';
+import { contextFor } from '../../src/adapters/client-context.js';
 import { isTransientRedisError, runScript } from '../../src/adapters/run-script.js';
 import { hubFor } from '../../src/adapters/subscriber-hub.js';
 import { type LockError, UnexpectedReplyError } from '../../src/errors.js';
 import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
 import { Mutex } from '../../src/index.js';
-import { scripts } from '../../src/protocol/scripts.js';
+import { lockKeys } from '../../src/protocol/keys.js';
+import { mutexInspect } from '../../src/protocol/mutex.js';
 import { type ClientKind, clientKinds, failFastClientKinds, type TestClient } from '../fixtures/clients.js';
 import { resetStats, scriptCalls } from '../fixtures/commandstats.js';
 import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
@@ -244,12 +245,13 @@ describe('server check: a transient failure is retried by the next call, not cac
     const client = new Redis(server.url, { lazyConnect: true, enableOfflineQueue: false });
     client.on('error', () => {});
     try {
-      const driver = driverFor(client);
-      const first = await rejection(runScript(driver, scripts.mutexInspect, ['a', 'a:fence'], []));
+      const context = contextFor(client);
+      const inspect = mutexInspect(lockKeys('locksmith', 'a'));
+      const first = await rejection(runScript(context, inspect));
       assert.equal(isTransientRedisError(first.error), true, String(first.error));
       // That first command started the connection (ioredis connects a lazy client on first use).
       await until(async () => client.status === 'ready', 'the client is connected');
-      assert.ok(Array.isArray(await runScript(driver, scripts.mutexInspect, ['a', 'a:fence'], [])));
+      assert.equal((await runScript(context, inspect)).locked, false);
     } finally {
       client.disconnect();
       await server.stop();
@@ -360,7 +362,7 @@ for (const kind of clientKinds) {
       const events: LockEvent[] = [];
       const stop = subscribeLockEvents((event) => events.push(event));
       try {
-        const hub = hubFor(driverFor(c.client));
+        const hub = hubFor(contextFor(c.client));
         const { error } = await rejection(hub.watch('some-channel', undefined, 'the-lock'));
         assert.match(String((error as Error).message), /NOPERM/);
         const failed = events.filter((event) => event.type === 'subscribe-failed');

@@ -1,0 +1,203 @@
+import type { MessageFilter, SubscriberHub } from '../adapters/subscriber-hub.js';
+import { LockLostError } from '../errors.js';
+import type { Lease, LeaseBackend } from '../lease/lease.js';
+import {
+  type AcquireOptions,
+  type EffectiveOptions,
+  type LockOptions,
+  resolveAcquireOptions,
+  type TryAcquireOptions,
+  tryAcquireOptionNames,
+} from '../options.js';
+import type { LockState } from '../protocol/lock-state.js';
+import { newToken } from '../token.js';
+import { checkFunction, checkToken } from '../validation.js';
+import { type AttemptOutcome, type AttemptPlan, acquireWithWaiting, attemptOnce } from './acquisition.js';
+import { type Granted, grantLease } from './grant-lease.js';
+
+/** The work `using()` runs while holding the lock. */
+export type LockedWork<T> = (signal: AbortSignal, lease: Lease) => T | Promise<T>;
+
+/** One acquire call, as a lock kind's `planAttempts` hook sees it. */
+export interface AttemptCall<Options extends LockOptions = LockOptions> {
+  /** The owner token every attempt of this call uses. */
+  readonly token: string;
+  /** The call's effective options (the lock's, with the call's overrides). */
+  readonly options: EffectiveOptions<Options>;
+  /** `wait`: `acquire()`, may queue or register to be woken; `try`: `tryAcquire()`, one attempt. */
+  readonly mode: 'wait' | 'try';
+  /** When the call gives up, on `options.clock` (`Infinity`: never; for `try`, now). */
+  readonly deadline: number;
+}
+
+/** How a lock kind makes the attempts of one call. */
+export interface AttemptHooks {
+  /** One attempt (one round trip, or none when the lock kind already knows, e.g. a heard hand-off). */
+  attempt(): Promise<AttemptOutcome>;
+  /** Where a release or hand-off wakes this call (`wait` mode with `wakeOnRelease` only). */
+  readonly wake?: {
+    readonly hub: SubscriberHub;
+    readonly channel: string;
+    /** Picks the messages meant for this call (default: every message on the channel). */
+    readonly accept?: MessageFilter;
+  };
+  /** Whether an attempt after a wake-up counts against `retries` (false when the message is the grant). */
+  readonly wakeUpIsRetry: boolean;
+  /** Whether an attempt may have left state in Redis (a sleeper entry, a queue place) to clean up. */
+  mayHaveLeftState(): boolean;
+}
+
+/**
+ * The public shell of every lock, written once: `acquire`, `tryAcquire`, `using`, `releaseToken`,
+ * `isLocked`, `inspect`, the waiting loop and the granting of leases. A lock kind implements four
+ * hooks and nothing else of this:
+ *
+ * - `planAttempts(call)`: how one call attempts (and where it is woken);
+ * - `sendRelease(token)`: give the lock held by `token` back, or leave any waiting state `token` has
+ *   (used by leases, by giving up, and by `releaseToken`);
+ * - `sendExtend(token, ttlMs)`: compare-and-pexpire for the lease's watchdog and `extend()`;
+ * - `readState()`: the lock's state in Redis, for `inspect()`.
+ *
+ * `holds(token)` and `grant(granted, options)` have defaults a kind may override (a multi-permit or
+ * quorum lease). Nothing here knows about Redis clients: the single-node kinds get theirs from
+ * `ScriptedLock`, a quorum over several servers would implement the same hooks over its nodes.
+ * docs/design.md §11 checks these hooks against a semaphore, a read-write lock and Redlock.
+ */
+export abstract class LockShell<Options extends LockOptions, State extends LockState> {
+  /** @internal What the leases of this lock call back into. */
+  protected readonly backend: LeaseBackend = {
+    extend: (token, ttlMs) => this.sendExtend(token, ttlMs),
+    release: (token) => this.sendRelease(token),
+    isHeldBy: (token) => this.holds(token),
+  };
+
+  constructor(
+    /** The lock's name, as given. */
+    readonly name: string,
+    /** The effective options (defaults merged with yours); frozen. */
+    readonly options: Readonly<Options>,
+  ) {}
+
+  /** @internal */
+  protected abstract planAttempts(call: AttemptCall<Options>): AttemptHooks;
+  /** @internal */
+  protected abstract sendRelease(token: string): Promise<boolean>;
+  /** @internal */
+  protected abstract sendExtend(token: string, ttlMs: number): Promise<boolean>;
+  /** @internal */
+  protected abstract readState(): Promise<State>;
+
+  /** @internal Whether `token` holds the lock in Redis now. */
+  protected async holds(token: string): Promise<boolean> {
+    return (await this.readState()).ownerToken === token;
+  }
+
+  /** @internal Turns a grant into the lease the caller receives. */
+  protected grant(granted: Granted, options: Readonly<LockOptions>): Lease {
+    return grantLease(this.name, this.backend, granted, options);
+  }
+
+  /**
+   * Waits for the lock and resolves with a lease. Rejects with `LockTimeoutError` after
+   * `timeoutMs`, `TooManyAttemptsError` once `retries` ran out, `RedisUnavailableError` when Redis
+   * could not be reached meanwhile, a `LockError` that says what to fix, or the signal's reason when
+   * `signal` aborts; in every case its token is given back and any waiting state left (best-effort
+   * when Redis is unreachable).
+   */
+  async acquire(options?: AcquireOptions): Promise<Lease> {
+    const effective = resolveAcquireOptions(options, this.options);
+    const token = newToken();
+    const deadline = effective.clock.now() + effective.timeoutMs;
+    const hooks = this.planAttempts({ token, options: effective, mode: 'wait', deadline });
+    const { outcome, attempts } = await acquireWithWaiting({
+      ...this.attemptPlan(token, effective, hooks),
+      wake: effective.wakeOnRelease ? hooks.wake : undefined,
+      timeoutMs: effective.timeoutMs,
+      retries: effective.retries,
+      retryDelayMs: effective.retryDelayMs,
+      retryJitterMs: effective.retryJitterMs,
+      wakeUpIsRetry: hooks.wakeUpIsRetry,
+      mayHaveLeftState: () => hooks.mayHaveLeftState(),
+    });
+    return this.grant({ token, ...outcome, attempts }, effective);
+  }
+
+  /**
+   * One attempt that never waits: resolves with a lease, or `null` when the lock is not free for
+   * this caller (or when the reply came too late for the lease to have any validity left: that
+   * grant is given back). Rejects only for infrastructure faults, never for contention:
+   * `RedisUnavailableError` when no reply came within `ttlMs` or the attempt failed (then the token
+   * is given back best-effort), or the `LockError` that says what is wrong.
+   */
+  async tryAcquire(options?: TryAcquireOptions): Promise<Lease | null> {
+    const effective = resolveAcquireOptions(options, this.options, tryAcquireOptionNames);
+    effective.signal?.throwIfAborted();
+    const token = newToken();
+    const deadline = effective.clock.now();
+    const hooks = this.planAttempts({ token, options: effective, mode: 'try', deadline });
+    const outcome = await attemptOnce(this.attemptPlan(token, effective, hooks));
+    if (!outcome.acquired) return null;
+    if (effective.signal?.aborted) {
+      await this.sendRelease(token).catch(() => {});
+      throw effective.signal.reason;
+    }
+    return this.grant({ token, ...outcome, attempts: 1 }, effective);
+  }
+
+  /** What the waiting loop and a single try both need to know about one call. */
+  private attemptPlan(token: string, options: EffectiveOptions<Options>, hooks: AttemptHooks): AttemptPlan {
+    return {
+      name: this.name,
+      token,
+      ttlMs: options.ttlMs,
+      driftFactor: options.driftFactor,
+      signal: options.signal,
+      clock: options.clock,
+      attempt: () => hooks.attempt(),
+      giveBack: () => this.sendRelease(token),
+    };
+  }
+
+  /**
+   * Acquires the lock, runs `work(signal, lease)`, and always releases in `finally`. An error
+   * thrown by `work` is the one you get back, whatever happens to the release. `signal` aborts
+   * with a `LockLostError` if the lock is lost while `work` runs.
+   */
+  async using<T>(work: LockedWork<T>, options?: AcquireOptions): Promise<T> {
+    checkFunction('work', work);
+    const lease = await this.acquire(options);
+    // Acquisition never hands out a lease without validity; this guards the gap before `work` starts.
+    if (!lease.isHeld) {
+      await lease.release().catch(() => {});
+      throw new LockLostError(lease.name, 'expired');
+    }
+    let result: T;
+    try {
+      result = await work(lease.signal, lease);
+    } catch (error) {
+      await lease.release().catch(() => {});
+      throw error;
+    }
+    await lease.release();
+    return result;
+  }
+
+  /**
+   * Releases the lock held by `token`, kept elsewhere (another process, the book's `release_lock`),
+   * or takes `token` out of any waiting state. Resolves `true` when that token held the lock and
+   * it is now released (or handed to the next waiter).
+   */
+  async releaseToken(token: string): Promise<boolean> {
+    return this.sendRelease(checkToken('token', token));
+  }
+
+  /** Asks Redis whether anyone holds the lock (redis_exp_lock's `key_locked?`). */
+  async isLocked(): Promise<boolean> {
+    return (await this.readState()).locked;
+  }
+
+  /** The lock's state in Redis, in one round trip. */
+  inspect(): Promise<State> {
+    return this.readState();
+  }
+}

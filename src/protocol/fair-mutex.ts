@@ -1,0 +1,92 @@
+/** Typed calls of the FairMutex's scripts (fair-*.lua) and its hand-off message. */
+import { type ScriptCall, scriptCall } from './call.js';
+import type { LockKeys } from './keys.js';
+import { decodeLockState, type LockState } from './lock-state.js';
+import { asArray, asInteger } from './replies.js';
+import { scripts } from './scripts.js';
+
+/** A FairMutex's state in Redis: the lock's, and how many waiters are queued. */
+export interface FairLockState extends LockState {
+  /** Entries in the queue (those of waiters that died are counted until they are dropped). */
+  readonly queueLength: number;
+}
+
+/** What one enqueue-or-acquire attempt learned; `serverTimeMs` is the server's TIME while serving it. */
+export type FairAcquireResult =
+  | { readonly acquired: true; readonly fencingToken: number; readonly serverTimeMs: number }
+  | {
+      readonly acquired: false;
+      /**
+       * The longest to wait before trying again: min(holder's PTTL, the shortest lease TTL among
+       * the other live waiters); -1 when nothing bounds it.
+       */
+      readonly waitBoundMs: number;
+      readonly serverTimeMs: number;
+    };
+
+const queueKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.queue, keys.waiters];
+
+export function fairAcquire(
+  keys: LockKeys,
+  params: {
+    readonly token: string;
+    readonly ttlMs: number;
+    /** How long the queue entry lives without renewal; 0 never queues (a single try). */
+    readonly entryTtlMs: number;
+    /** The channel this waiter hears its hand-off on. */
+    readonly grantChannel: string;
+  },
+): ScriptCall<FairAcquireResult> {
+  return scriptCall(
+    scripts.fairAcquire,
+    queueKeys(keys),
+    [params.token, String(params.ttlMs), String(params.entryTtlMs), params.grantChannel],
+    (reply) => {
+      const [flag, value, time] = asArray('fair-acquire', reply, 3);
+      const serverTimeMs = asInteger('fair-acquire', time);
+      return asInteger('fair-acquire', flag) === 1
+        ? { acquired: true, fencingToken: asInteger('fair-acquire', value), serverTimeMs }
+        : { acquired: false, waitBoundMs: asInteger('fair-acquire', value), serverTimeMs };
+    },
+  );
+}
+
+/**
+ * Releases the lock held by `token`, handing it to the oldest live waiter, or removes `token` from
+ * the queue. True when `token` held the lock (or released it last: a re-sent release).
+ */
+export function fairRelease(keys: LockKeys, params: { readonly token: string }): ScriptCall<boolean> {
+  return scriptCall(
+    scripts.fairRelease,
+    [...queueKeys(keys), keys.lastReleased],
+    [params.token],
+    (reply) => asInteger('fair-release', reply) === 1,
+  );
+}
+
+export function fairInspect(keys: LockKeys): ScriptCall<FairLockState> {
+  return scriptCall(scripts.fairInspect, [keys.lock, keys.fence, keys.queue], [], (reply) => {
+    const [state, [queueLength]] = decodeLockState('fair-inspect', reply, 1);
+    return { ...state, queueLength: queueLength as number };
+  });
+}
+
+/** A hand-off as its message announces it: "token:fencing token:server time ms". */
+export interface HandOffMessage {
+  readonly fencingToken: number;
+  /** The server's TIME at the hand-off, in whole milliseconds. */
+  readonly grantServerMs: number;
+}
+
+/** The hand-off in `message` if it is addressed to `token`, else undefined. */
+export function decodeHandOff(message: string, token: string): HandOffMessage | undefined {
+  if (message.length <= token.length || message[token.length] !== ':' || !message.startsWith(token)) {
+    return undefined;
+  }
+  const [fencingToken, grantServerMs] = message
+    .slice(token.length + 1)
+    .split(':')
+    .map(Number);
+  if (!Number.isSafeInteger(fencingToken) || !Number.isSafeInteger(grantServerMs)) return undefined;
+  return { fencingToken: fencingToken as number, grantServerMs: grantServerMs as number };
+}

@@ -1,0 +1,29 @@
+import { asArray, asInteger, asString } from './replies.js';
+
+/** A lock's state as Redis sees it right now. */
+export interface LockState {
+  /** Whether anyone holds the lock. */
+  readonly locked: boolean;
+  /** The holder's owner token, when locked. */
+  readonly ownerToken: string | undefined;
+  /** Milliseconds until the holder's lease expires (undefined when free). */
+  readonly remainingTtlMs: number | undefined;
+  /** The fencing token of the latest acquisition (0 if never acquired). */
+  readonly lastFencingToken: number;
+}
+
+/**
+ * Decodes an inspect script's reply: {owner token or '', PTTL, last fencing token, ...extra}.
+ * Returns the lock's state and the extra integers that follow it.
+ */
+export function decodeLockState(script: string, reply: unknown, extra = 0): [LockState, number[]] {
+  const fields = asArray(script, reply, 3 + extra);
+  const owner = asString(script, fields[0]);
+  const state: LockState = {
+    locked: owner !== '',
+    ownerToken: owner === '' ? undefined : owner,
+    remainingTtlMs: owner === '' ? undefined : asInteger(script, fields[1]),
+    lastFencingToken: asInteger(script, fields[2]),
+  };
+  return [state, fields.slice(3).map((field) => asInteger(script, field))];
+}

@@ -1,0 +1,154 @@
+/**
+ * The protocol layer's typed calls: each builds KEYS and ARGV in the order its script's header gives
+ * (counts checked against the header, which scripts/embed-lua.mjs reads), and decodes replies into
+ * typed results, refusing malformed ones. No Redis here: test/integration/scripts.test.ts checks the
+ * scripts themselves against a real server, and every suite runs them.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { UnexpectedReplyError } from '../../src/errors.js';
+import { scriptCall } from '../../src/protocol/call.js';
+import { decodeHandOff, fairAcquire, fairInspect, fairRelease } from '../../src/protocol/fair-mutex.js';
+import { fencedWriteCall } from '../../src/protocol/fenced-write.js';
+import { lockKeys } from '../../src/protocol/keys.js';
+import { lockExtend, mutexAcquire, mutexInspect, mutexRelease } from '../../src/protocol/mutex.js';
+import { scripts } from '../../src/protocol/scripts.js';
+import { serverCheck } from '../../src/protocol/server-check.js';
+
+const dir = join(import.meta.dirname, '../../src/protocol/scripts');
+const keys = lockKeys('p', 'job');
+const token = 'a'.repeat(32);
+
+/** Every call builder, with sample parameters. */
+const calls = {
+  mutexAcquire: mutexAcquire(keys, {
+    token,
+    ttlMs: 1000,
+    sleeperLifetimeMs: 50,
+    wakeChannel: 'c',
+    mayBeRegistered: true,
+  }),
+  mutexRelease: mutexRelease(keys, { token, wakeChannel: 'c' }),
+  mutexExtend: lockExtend(keys, { token, ttlMs: 1000 }),
+  mutexInspect: mutexInspect(keys),
+  fairAcquire: fairAcquire(keys, { token, ttlMs: 1000, entryTtlMs: 300, grantChannel: 'g' }),
+  fairRelease: fairRelease(keys, { token }),
+  fairInspect: fairInspect(keys),
+  fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
+  serverCheck: serverCheck('p:probe'),
+};
+
+/** The highest n of `-- KEYS[n]` / `-- ARGV[n]` lines in a .lua file's header. */
+function declared(file: string, kind: 'KEYS' | 'ARGV'): number {
+  const source = readFileSync(join(dir, file), 'utf8');
+  const header = source.slice(0, source.search(/^(?!--)/m));
+  const numbers = [...header.matchAll(new RegExp(`^-- ${kind}\\[(\\d+)\\]`, 'gm'))].map((m) => Number(m[1]));
+  return Math.max(0, ...numbers);
+}
+
+describe('typed script calls', () => {
+  test('every script has a call builder, and its counts are what the .lua header declares', () => {
+    assert.deepEqual(Object.keys(calls).sort(), Object.keys(scripts).sort());
+    for (const [name, call] of Object.entries(calls)) {
+      const file = `${call.script.name}.lua`;
+      assert.ok(readdirSync(dir).includes(file), file);
+      assert.equal(call.script, scripts[name as keyof typeof scripts]);
+      assert.equal(call.keys.length, declared(file, 'KEYS'), `${file}: KEYS`);
+      assert.equal(call.args.length, declared(file, 'ARGV'), `${file}: ARGV`);
+      assert.ok(call.keys.length > 0, `${file}: at least one key (it picks the server and the slot)`);
+    }
+  });
+
+  test('keys and arguments are placed as the headers say', () => {
+    assert.deepEqual(calls.mutexAcquire.keys, [keys.lock, keys.fence, keys.sleepers]);
+    assert.deepEqual(calls.mutexAcquire.args, [token, '1000', '50', 'c', '1']);
+    assert.deepEqual(calls.mutexRelease.keys, [keys.lock, keys.sleepers, keys.lastReleased]);
+    assert.deepEqual(calls.fairAcquire.keys, [keys.lock, keys.fence, keys.queue, keys.waiters]);
+    assert.deepEqual(calls.fairAcquire.args, [token, '1000', '300', 'g']);
+    assert.deepEqual(calls.fairRelease.keys, [
+      keys.lock,
+      keys.fence,
+      keys.queue,
+      keys.waiters,
+      keys.lastReleased,
+    ]);
+    assert.deepEqual(calls.fencedWrite.keys, ['r', 'r:fence']);
+    assert.deepEqual(calls.fencedWrite.args, ['7', 'v']);
+  });
+
+  test('a builder that disagrees with the header is refused at once', () => {
+    assert.throws(
+      () => scriptCall(scripts.mutexExtend, ['a', 'b'], ['t', '1'], () => 0),
+      /takes 1 keys and 2/,
+    );
+    assert.throws(() => scriptCall(scripts.mutexExtend, ['a'], ['t'], () => 0), /was given 1 and 1/);
+  });
+
+  test('replies decode into typed results', () => {
+    assert.deepEqual(calls.mutexAcquire.decode([1, 42]), { acquired: true, fencingToken: 42 });
+    assert.deepEqual(calls.mutexAcquire.decode([0, -1]), { acquired: false, waitBoundMs: -1 });
+    assert.equal(calls.mutexRelease.decode(1), true);
+    assert.equal(calls.mutexRelease.decode(0), false);
+    assert.equal(calls.mutexExtend.decode(1), true);
+    assert.deepEqual(calls.mutexInspect.decode([token, 900, 5]), {
+      locked: true,
+      ownerToken: token,
+      remainingTtlMs: 900,
+      lastFencingToken: 5,
+    });
+    assert.deepEqual(calls.mutexInspect.decode(['', -2, 0]), {
+      locked: false,
+      ownerToken: undefined,
+      remainingTtlMs: undefined,
+      lastFencingToken: 0,
+    });
+    assert.deepEqual(calls.fairAcquire.decode([1, 7, 1_700_000_000_123]), {
+      acquired: true,
+      fencingToken: 7,
+      serverTimeMs: 1_700_000_000_123,
+    });
+    assert.deepEqual(calls.fairAcquire.decode([0, 250, 5]), {
+      acquired: false,
+      waitBoundMs: 250,
+      serverTimeMs: 5,
+    });
+    assert.equal(calls.fairInspect.decode(['', -2, 3, 4]).queueLength, 4);
+    assert.deepEqual(calls.fencedWrite.decode([0, 9]), { written: false, highestToken: 9 });
+    assert.deepEqual(calls.serverCheck.decode([1, '7.0.15']), { supported: true, version: '7.0.15' });
+    assert.deepEqual(calls.serverCheck.decode([0, 'ERR unknown command']), {
+      supported: false,
+      detail: 'ERR unknown command',
+    });
+  });
+
+  test('malformed replies are UnexpectedReplyError, never a silent misread', () => {
+    for (const [call, reply] of [
+      [calls.mutexAcquire, [1]],
+      [calls.mutexAcquire, 'OK'],
+      [calls.mutexRelease, null],
+      [calls.fairAcquire, [1, 2]],
+      [calls.fairInspect, ['', -2, 0]],
+      [calls.mutexInspect, [7, 1, 1]],
+    ] as const) {
+      assert.throws(() => call.decode(reply), UnexpectedReplyError, JSON.stringify(reply));
+    }
+  });
+
+  test('hand-off messages: exact integers, addressed to one token', () => {
+    const fence = 2 ** 53 - 1;
+    assert.deepEqual(decodeHandOff(`${token}:${fence}:1700000000123`, token), {
+      fencingToken: fence,
+      grantServerMs: 1_700_000_000_123,
+    });
+    assert.equal(decodeHandOff(`${'b'.repeat(32)}:1:2`, token), undefined, 'another waiter');
+    assert.equal(decodeHandOff(`${token}x:1:2`, token), undefined, 'a longer token');
+    assert.equal(decodeHandOff(`${token}:1`, token), undefined, 'no server time');
+    assert.equal(
+      decodeHandOff(`${token}:1e3:2`.replace('1e3', '9007199254740993'), token),
+      undefined,
+      'not exact',
+    );
+  });
+});
