@@ -90,7 +90,10 @@ export class FairMutex extends ScriptedLock<FairLockOptions, FairLockState> {
     );
     // Acquired in this reply: the script set the TTL (or restarted it, after a hand-off whose message
     // we missed) while serving this request, so counting from its send time errs on the safe side.
-    if (result.acquired) return { acquired: true, fencingToken: result.fencingToken, sentAt, sentAtWall };
+    if (result.acquired) {
+      waiter.noteGrant(result.fencingToken);
+      return { acquired: true, fencingToken: result.fencingToken, sentAt, sentAtWall };
+    }
     waiter.anchor(sentAt, result.serverTimeMs);
     // Wake to renew the place before it expires (only when it is shorter than our own deadline), and
     // when the holder's TTL runs out: a crashed holder releases nothing, so a waiter's next attempt

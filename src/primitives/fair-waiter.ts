@@ -24,6 +24,11 @@ export class Waiter {
   private anchorSentAt = Number.NaN;
   private anchorServerMs = Number.NaN;
   private heard: { fencingToken: number; grantServerMs: number; receivedAt: number } | undefined;
+  /**
+   * The newest grant this call already had, by fencing token (from a reply or a hand-off it took).
+   * A hand-off message for it, or for an older one, is stale: that grant was used or handed on.
+   */
+  private newestGrant = 0;
   constructor(
     readonly token: string,
     private readonly clock: Clock,
@@ -35,11 +40,21 @@ export class Waiter {
     this.anchorServerMs = serverTimeMs;
   }
 
+  /**
+   * Remembers a grant an attempt's reply reported (the lock was ours when the script ran, perhaps by
+   * a hand-off whose message is still on its way). Its message, if it comes, is then ignored: the
+   * waiting loop used that grant, or handed it on when it came too late to be usable, and a message
+   * arriving after that must not make it a grant again.
+   */
+  noteGrant(fencingToken: number): void {
+    this.newestGrant = Math.max(this.newestGrant, fencingToken);
+  }
+
   /** The hub's filter: true (and the hand-off kept) when the message is this waiter's hand-off. */
   hear(message: string): boolean {
     if (this.heard) return false;
     const handOff = decodeHandOff(message, this.token);
-    if (!handOff) return false;
+    if (!handOff || handOff.fencingToken <= this.newestGrant) return false;
     this.heard = { ...handOff, receivedAt: this.clock.now() };
     return true;
   }
@@ -51,6 +66,12 @@ export class Waiter {
   handOff(): { fencingToken: number; sentAt: number } | undefined {
     const heard = this.heard;
     if (!heard || Number.isNaN(this.anchorSentAt)) return undefined;
+    // A grant a reply reported after the message was heard: already used or handed on. (Were it
+    // still ours, the next attempt's reply says so.)
+    if (heard.fencingToken <= this.newestGrant) {
+      this.heard = undefined;
+      return undefined;
+    }
     // A hand-off older than our latest queued reply is stale: the server saw us *not* holding the
     // lock after it (we were frozen through our turn, our TTL ran out and the lock moved on). Taking
     // it as a grant would make two holders. Forget it, so a later hand-off can be heard.
@@ -68,6 +89,7 @@ export class Waiter {
     // One-shot: if this grant turns out unusable (no validity left) it is handed on, and only a
     // later hand-off may be taken.
     this.heard = undefined;
+    this.noteGrant(heard.fencingToken);
     return { fencingToken: heard.fencingToken, sentAt };
   }
 }

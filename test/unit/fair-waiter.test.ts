@@ -53,3 +53,47 @@ describe('Waiter.handOff (item 5)', () => {
     assert.equal(waiter.hear('tok:4:10200'), true, 'a later hand-off can be heard');
   });
 });
+
+// Found by the fault suite ('shortened extensions under pauses', FairMutex: overlap and a decreasing
+// token): an attempt sent while Redis was paused found the lock already handed to it and said
+// "acquired", too late to be usable, so the waiting loop handed it on; the hand-off's own message,
+// slower on the subscriber connection, then arrived and was taken as a fresh grant of the same
+// token while the next holder held the lock.
+describe('Waiter: a grant learned from a reply', () => {
+  test('its hand-off message, arriving later, is not taken as another grant', () => {
+    const now = { t: 0 };
+    const waiter = waiterAt(now);
+    waiter.anchor(100, 10_000); // queued
+    // The next attempt's reply: the lock is already ours (handed off at server 10,300), fencing token 7.
+    waiter.noteGrant(7);
+    now.t = 420;
+    assert.equal(waiter.hear('tok:7:10300'), false, 'that grant was already had');
+    assert.equal(waiter.handOff(), undefined);
+    // A later hand-off (a new grant after re-queueing) is heard as usual.
+    waiter.anchor(430, 10_330);
+    now.t = 500;
+    assert.equal(waiter.hear('tok:9:10390'), true);
+    assert.equal(waiter.handOff()?.fencingToken, 9);
+  });
+
+  test('a hand-off taken once is not taken again (a message delivered twice)', () => {
+    const now = { t: 0 };
+    const waiter = waiterAt(now);
+    waiter.anchor(100, 10_000);
+    now.t = 150;
+    assert.equal(waiter.hear('tok:5:10040'), true);
+    assert.equal(waiter.handOff()?.fencingToken, 5);
+    assert.equal(waiter.hear('tok:5:10040'), false);
+    assert.equal(waiter.handOff(), undefined);
+  });
+});
+
+test('Waiter: a message heard before a reply reported the same grant is dropped', () => {
+  const now = { t: 0 };
+  const waiter = waiterAt(now);
+  waiter.anchor(100, 10_000);
+  now.t = 150;
+  assert.equal(waiter.hear('tok:5:10040'), true);
+  waiter.noteGrant(5);
+  assert.equal(waiter.handOff(), undefined);
+});
