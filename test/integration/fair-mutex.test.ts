@@ -11,8 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { FairMutex, LockTimeoutError } from '../../src/index.js';
 import { scripts } from '../../src/protocol/scripts.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 const childFile = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/fair-mutex-child.ts');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

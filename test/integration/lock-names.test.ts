@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { acquireLockWithTimeout, FairMutex, Mutex, RedisExpLock, releaseLock } from '../../src/index.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
 import { acceptedName, acceptedPrefix, everyKeyOf } from '../fixtures/lock-key-names.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 import { twoClientsOnOwnServer } from '../fixtures/two-clients.js';
 import { until } from '../fixtures/until.js';
 

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { FairMutex, Lease, Mutex } from '../../src/index.js';
 import type { LeaseBackend } from '../../src/lease/lease.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 import { watchUnhandledRejections } from '../fixtures/unhandled.js';
 
 /**

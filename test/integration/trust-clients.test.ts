@@ -16,9 +16,9 @@ import { type LockError, UnexpectedReplyError } from '../../src/errors.js';
 import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
 import { Mutex } from '../../src/index.js';
 import { scripts } from '../../src/protocol/scripts.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { type ClientKind, clientKinds, failFastClientKinds, type TestClient } from '../fixtures/clients.js';
 import { resetStats, scriptCalls } from '../fixtures/commandstats.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 const childFile = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/mutex-waiter-child.ts');
 

@@ -8,8 +8,8 @@ import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { type Lease, type LockEvent, LockLostError, Mutex, subscribeLockEvents } from '../../src/index.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 import { watchUnhandledRejections } from '../fixtures/unhandled.js';
 
 /**

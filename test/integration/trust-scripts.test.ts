@@ -11,9 +11,9 @@ import { Redis as IORedis } from 'ioredis';
 import { FairMutex, fencedWrite, Mutex } from '../../src/index.js';
 import { lockKeys } from '../../src/protocol/keys.js';
 import { scripts } from '../../src/protocol/scripts.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FencedResource } from '../faults/toolkit/resource.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

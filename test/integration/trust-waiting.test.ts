@@ -9,9 +9,9 @@ import { createClient as createClientV5 } from 'redis';
 import { createClient as createClientV4 } from 'redis4';
 import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
 import { FairMutex, Mutex, RedisUnavailableError } from '../../src/index.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 /** ioredis that gives up on a command whose connection dropped, instead of re-sending it. */
 const ioredisNoResend: ClientKind = {

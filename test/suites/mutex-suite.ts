@@ -14,9 +14,9 @@ import {
   NotHeldError,
   TooManyAttemptsError,
 } from '../../src/index.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import type { ClientKind, TestClient } from '../fixtures/clients.js';
 import { resetStats, scriptCalls } from '../fixtures/commandstats.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 import { watchUnhandledRejections } from '../fixtures/unhandled.js';
 
 async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
