@@ -136,7 +136,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const lease = await mutex.acquire();
       const aborted = abortedWith(lease.signal);
       await redis.a.command('DEL', mutex.keys.lock); // e.g. a failover that lost the key
-      const reason = await within(aborted, 'the signal aborts');
+      const reason = await within(aborted, 10_000, 'the signal aborts');
       assert.ok(reason instanceof LockLostError);
       assert.equal(reason.code, 'LOCK_LOST');
       assert.equal(lease.isHeld, false);
@@ -145,7 +145,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
 
     test('without auto-extension the signal aborts when validity runs out', async () => {
       const lease = await lock(redis.a, name(), { ttlMs: 150, autoExtend: false }).acquire();
-      const reason = await within(abortedWith(lease.signal), 'the signal aborts');
+      const reason = await within(abortedWith(lease.signal), 10_000, 'the signal aborts');
       assert.ok(lease.signal.aborted);
       assert.equal((reason as LockLostError).reason, 'expired');
     });
@@ -331,7 +331,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const boom = new Error('work failed');
       await assert.rejects(
         mutex.using(async (signal) => {
-          await within(abortedWith(signal), 'the lock is lost'); // work outlives the lease
+          await within(abortedWith(signal), 10_000, 'the lock is lost'); // work outlives the lease
           throw boom;
         }),
         (e) => e === boom,
