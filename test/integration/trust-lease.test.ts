@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { type Lease, type LockEvent, LockLostError, Mutex, subscribeLockEvents } from '../../src/index.js';
 import { clientKinds } from '../fixtures/clients.js';
-import { nameMaker, redisForSuite } from '../fixtures/helpers.js';
+import { nameMaker, redisForSuite, sleep } from '../fixtures/helpers.js';
 
 /**
  * Monotonic time the test can move forward at once ("the reply to the request just sent arrives
@@ -31,8 +31,6 @@ const OWNER_AND_PTTL = "return {redis.call('get', KEYS[1]), redis.call('pttl', K
 async function flushMicrotasks(): Promise<void> {
   for (let i = 0; i < 10; i += 1) await Promise.resolve();
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function collectEvents(): { events: LockEvent[]; stop(): void } {
   const events: LockEvent[] = [];

@@ -14,16 +14,7 @@ import { scripts } from '../../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FencedResource } from '../faults/toolkit/resource.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(10);
-  }
-}
+import { until } from '../fixtures/helpers.js';
 
 let lockNo = 0;
 const freshName = () => `trust-${process.pid}-${++lockNo}`;
