@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { scripts } from '../src/protocol/scripts.js';
-import { type RedisServer, startRedis } from '../test/fixtures/redis-server.js';
+import { type RedisServer, startRedis } from '../tools/redis-server.js';
 import { type ImplSpec, impls } from './impls.js';
 import type { CellResult, ToParent, ToWorker } from './protocol.js';
 import { type Acquisition, jainIndex, orderStats, percentile } from './stats.js';

@@ -3,7 +3,7 @@
  * loopback port. When neither works it says how to fix that, instead of failing with a stack trace.
  */
 import { Redis } from 'ioredis';
-import { type RedisServer, requireRedisServer, startRedis } from '../test/fixtures/redis-server.js';
+import { type RedisServer, requireRedisServer, startRedis } from '../tools/redis-server.js';
 
 export interface DemoRedis {
   readonly url: string;

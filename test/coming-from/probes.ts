@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import type { Clock } from '../../src/clock.js';
 import type { RedisClient } from '../../src/index.js';
 import { type Lease, LockTimeoutError, Mutex } from '../../src/index.js';
+import type { RedisServer } from '../../tools/redis-server.js';
 import type { TestClient } from '../fixtures/clients.js';
-import type { RedisServer } from '../fixtures/redis-server.js';
 
 /** What a row's check gets: two clients (this process and "another process") and a spy client. */
 export interface Env {

@@ -16,7 +16,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { requireRedisServer } from '../fixtures/redis-server.js';
+import { requireRedisServer } from '../../tools/redis-server.js';
 import { chaos, controls, scenarios } from './scenarios.js';
 import { runScenario, type Scenario, type ScenarioResult } from './toolkit/harness.js';
 import type { LockKind } from './toolkit/protocol.js';

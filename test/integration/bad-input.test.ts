@@ -14,9 +14,9 @@ import {
   releaseLock,
   UnsupportedClientError,
 } from '../../src/index.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
 import { commandCalls, resetStats } from '../fixtures/commandstats.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 type Case = [
   label: string,

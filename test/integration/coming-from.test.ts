@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import type { Env } from '../coming-from/probes.js';
 import { rows } from '../coming-from/rows.js';
 import { currentTable, readmeFile, snippetSources, TABLE_END, TABLE_START } from '../coming-from/table.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 test('the README table is the one rows.ts renders (regenerate with test/coming-from/write-readme.ts)', () => {
   const readme = readFileSync(readmeFile, 'utf8');

@@ -11,9 +11,9 @@ import {
   subscribeLockEvents,
   TooManyAttemptsError,
 } from '../../src/index.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
-import { until } from '../fixtures/until.js';
+import { until } from '../fixtures/helpers.js';
 
 /** Resolves when a lease of `lockName` is lost (its validity ran out, for these tests). */
 function nextLockLost(lockName: string): Promise<void> {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 
 const root = join(import.meta.dirname, '../..');
 const DEMO_BOUND_MS = 60_000;

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 
 const root = join(import.meta.dirname, '../..');
 const EXIT_BOUND_MS = 20_000;

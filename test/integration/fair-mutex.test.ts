@@ -11,19 +11,12 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { FairMutex, LockTimeoutError } from '../../src/index.js';
 import { scripts } from '../../src/protocol/scripts.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+import { commandCalls } from '../fixtures/commandstats.js';
+import { nameMaker, sleep, until } from '../fixtures/helpers.js';
 
 const childFile = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/fair-mutex-child.ts');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(10);
-  }
-}
 
 interface Child {
   readonly process: ChildProcess;
@@ -62,18 +55,7 @@ function spawnChild(kind: ClientKind, url: string, name: string, id: string, opt
   };
 }
 
-/** Calls per command since the last CONFIG RESETSTAT, leaving out the INFO/CONFIG the test sends. */
-async function commandCalls(server: RedisServer): Promise<number> {
-  const info = await server.command('INFO', 'commandstats');
-  let total = 0;
-  for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) {
-    if (!/^(info|config)\b/.test(match[1] as string)) total += Number(match[2]);
-  }
-  return total;
-}
-
-let lockNo = 0;
-const freshName = () => `fair-test-${process.pid}-${++lockNo}`;
+const freshName = nameMaker('fair-test');
 
 for (const kind of clientKinds) {
   describe(`FairMutex (${kind.name})`, () => {
@@ -319,7 +301,7 @@ for (const kind of clientKinds) {
       await sleep(200);
       await server.command('CONFIG', 'RESETSTAT');
       await sleep(2_000);
-      const calls = await commandCalls(server);
+      const calls = Object.values(await commandCalls(server)).reduce((sum, count) => sum + count, 0);
       assert.ok(calls <= 5, `${calls} commands in 2 s of waiting`);
       await holder.release();
       for (const waiter of waiters) {

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 let server: RedisServer;
 let proxy: FaultProxy;

@@ -7,11 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { acquireLockWithTimeout, FairMutex, Mutex, RedisExpLock, releaseLock } from '../../src/index.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
+import { redisForSuite, until } from '../fixtures/helpers.js';
 import { acceptedName, acceptedPrefix, everyKeyOf } from '../fixtures/lock-key-names.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
-import { twoClientsOnOwnServer } from '../fixtures/two-clients.js';
-import { until } from '../fixtures/until.js';
 
 const namesWithBraces = ['a}b', '{x', '{', 'a{b}c', '{}', 'a}:fence', 'a}'];
 
@@ -55,7 +54,7 @@ describe('hash tags of names with braces, as Redis computes them', () => {
 
 for (const kind of clientKinds) {
   describe(`locks named with braces (${kind.name})`, () => {
-    const clients = twoClientsOnOwnServer(kind);
+    const clients = redisForSuite(kind, { unhandledRejections: false });
 
     test('Mutex: the key is `locksmith:{name}`, exclusive per name, fenced per name', async () => {
       for (const name of namesWithBraces) {

@@ -1,4 +1,4 @@
 import { clientKinds } from '../fixtures/clients.js';
-import { mutexSuite } from '../suites/mutex-suite.js';
+import { mutexOnlySuite } from '../suites/mutex-only.js';
 
-for (const kind of clientKinds) mutexSuite(kind);
+for (const kind of clientKinds) mutexOnlySuite(kind);

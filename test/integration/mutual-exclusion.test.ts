@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { clientKinds } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 import { startTogether } from '../fixtures/start-barrier.js';
 
 const worker = join(import.meta.dirname, '../workers/counter-worker.ts');

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { FairMutex, Mutex, type RedisClient } from '../../src/index.js';
 import { foreignOptionHints } from '../../src/option-hints.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
 import { commandCalls, resetStats } from '../fixtures/commandstats.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 /** Where a migrating user passes options: lock options, per-call options, both lock kinds. */
 const places: [string, (client: RedisClient, options: object) => unknown][] = [

@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { asModule, readmeBlocks } from '../../scripts/readme-blocks.mjs';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 
 const root = join(import.meta.dirname, '../..');
 // Inside the repository, so that the blocks' `ioredis`/`redis` imports resolve from node_modules.

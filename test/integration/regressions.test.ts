@@ -3,13 +3,12 @@
  * run for every client library against a real redis-server. Each names the scenario that found it.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { FairMutex, Lease, Mutex } from '../../src/index.js';
 import type { LeaseBackend } from '../../src/lease/lease.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
-import { clientKinds, type TestClient } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
-import { watchUnhandledRejections } from '../fixtures/unhandled.js';
+import { clientKinds } from '../fixtures/clients.js';
+import { nameMaker, redisForSuite } from '../fixtures/helpers.js';
 
 /**
  * Monotonic time that the test can move forward at once: "the reply to the request just sent
@@ -26,27 +25,8 @@ const TTL = 1_000;
 
 for (const kind of clientKinds) {
   describe(`regressions (${kind.name})`, () => {
-    let server: RedisServer;
-    let c: TestClient;
-    let unhandled: ReturnType<typeof watchUnhandledRejections>;
-    let n = 0;
-    const name = () => {
-      n += 1;
-      return `regression-${kind.name.replace(/\W/g, '')}-${n}`;
-    };
-
-    before(async () => {
-      server = await startRedis();
-      c = await kind.create(server.url);
-      unhandled = watchUnhandledRejections();
-    });
-
-    after(async () => {
-      unhandled.stop();
-      assert.deepEqual(unhandled.reasons, [], 'no unhandled rejections');
-      await c.close();
-      await server.stop();
-    });
+    const redis = redisForSuite(kind, { clients: 1, unhandledRejections: 'end' });
+    const name = nameMaker(`regression-${kind.name}`);
 
     // Found by "redis paused past TTL" and "redis killed and restarted": an acquire sent just
     // before the pause got its reply after the lease's validity had run out, and acquire() resolved
@@ -54,7 +34,7 @@ for (const kind of clientKinds) {
     describe('a grant that arrives after its validity ran out', () => {
       test('Mutex.acquire() gives it back and acquires again with a fresh TTL', async () => {
         const clock = new JumpClock();
-        const mutex = new Mutex(c.client, name(), { ttlMs: TTL, clock });
+        const mutex = new Mutex(redis.a.client, name(), { ttlMs: TTL, clock });
         const pending = mutex.acquire();
         clock.offset += 2 * TTL;
         const lease = await pending;
@@ -62,17 +42,21 @@ for (const kind of clientKinds) {
         assert.equal(lease.isHeld, true, 'the lease handed out is valid');
         assert.ok(lease.remainingMs > TTL / 2, `remaining ${lease.remainingMs} ms`);
         assert.equal(lease.attempts, 2, 'the late grant cost one more attempt');
-        assert.equal(await c.command('GET', mutex.keys.lock), lease.token);
+        assert.equal(await redis.a.command('GET', mutex.keys.lock), lease.token);
         assert.equal(await lease.release(), true);
       });
 
       test('Mutex.tryAcquire() gives it back and returns null, leaving the lock free', async () => {
         const clock = new JumpClock();
-        const mutex = new Mutex(c.client, name(), { ttlMs: TTL, clock });
+        const mutex = new Mutex(redis.a.client, name(), { ttlMs: TTL, clock });
         const pending = mutex.tryAcquire();
         clock.offset += 2 * TTL;
         assert.equal(await pending, null);
-        assert.equal(Number(await c.command('EXISTS', mutex.keys.lock)), 0, 'not left locked until its TTL');
+        assert.equal(
+          Number(await redis.a.command('EXISTS', mutex.keys.lock)),
+          0,
+          'not left locked until its TTL',
+        );
         const next = await mutex.tryAcquire();
         assert.ok(next?.isHeld, 'the next caller gets the lock at once');
         await next?.release();
@@ -80,7 +64,7 @@ for (const kind of clientKinds) {
 
       test('FairMutex never hands it out as held', async () => {
         const clock = new JumpClock();
-        const mutex = new FairMutex(c.client, name(), { ttlMs: TTL, clock });
+        const mutex = new FairMutex(redis.a.client, name(), { ttlMs: TTL, clock });
         for (const take of [() => mutex.acquire(), () => mutex.tryAcquire()]) {
           const pending = take();
           clock.offset += 2 * TTL;
@@ -100,11 +84,11 @@ for (const kind of clientKinds) {
     // the lock #2 had just taken while its lease said held (a 0.1–0.7 ms overlap in the checker).
     // Fixed: only the waiting loop gives a stale grant back, and only for its current attempt.
     for (const [label, make] of [
-      ['Mutex', (lockName: string) => new Mutex(c.client, lockName, { ttlMs: 300 })],
-      ['FairMutex', (lockName: string) => new FairMutex(c.client, lockName, { ttlMs: 300 })],
+      ['Mutex', (lockName: string) => new Mutex(redis.a.client, lockName, { ttlMs: 300 })],
+      ['FairMutex', (lockName: string) => new FairMutex(redis.a.client, lockName, { ttlMs: 300 })],
     ] as const) {
       test(`${label}: a stale grant from an abandoned attempt never gives back a later attempt's lock`, async () => {
-        const proxy = await FaultProxy.start({ port: server.port });
+        const proxy = await FaultProxy.start({ port: redis.server.port });
         const p = await kind.create(proxy.url);
         try {
           const lockName = name();
@@ -126,7 +110,7 @@ for (const kind of clientKinds) {
           // Whatever #1 does with its late reply has been sent by now (it came in with #2's).
           await new Promise((r) => setTimeout(r, 50));
           assert.equal(
-            await c.command('GET', lock.keys.lock),
+            await redis.a.command('GET', lock.keys.lock),
             lease.token,
             'Redis still holds the lease token',
           );
@@ -151,11 +135,11 @@ for (const kind of clientKinds) {
     // Fixed in Waiter.handOff(): a hand-off whose server time is older than the latest queued
     // reply is stale (the server saw us not holding after it) and is dropped.
     test('FairMutex: a hand-off heard after a newer queued reply is not taken as a grant', async () => {
-      const proxy = await FaultProxy.start({ port: server.port });
+      const proxy = await FaultProxy.start({ port: redis.server.port });
       const w = await kind.create(proxy.url);
       try {
         const lockName = name();
-        const holder = await new FairMutex(c.client, lockName, { ttlMs: 10_000 }).acquire();
+        const holder = await new FairMutex(redis.a.client, lockName, { ttlMs: 10_000 }).acquire();
         const started = performance.now();
         const at = (ms: number) =>
           new Promise((r) => setTimeout(r, Math.max(0, started + ms - performance.now())));
@@ -174,10 +158,12 @@ for (const kind of clientKinds) {
         await at(1_400);
         // The next caller takes the lock once W's handed-off lease expired; W's poll at ~1,500 then
         // finds it taken and W is queued again; then W hears the old hand-off.
-        const next = await new FairMutex(c.client, lockName, { ttlMs: 10_000 }).acquire({ timeoutMs: 2_000 });
+        const next = await new FairMutex(redis.a.client, lockName, { ttlMs: 10_000 }).acquire({
+          timeoutMs: 2_000,
+        });
         const lease = await Promise.race([settled, at(2_300).then(() => undefined)]);
         if (lease) {
-          const owner = await c.command('GET', `locksmith:{${lockName}}`);
+          const owner = await redis.a.command('GET', `locksmith:{${lockName}}`);
           assert.ok(
             !lease.isHeld || owner === lease.token,
             `W believes it holds the lock; Redis says ${owner}`,

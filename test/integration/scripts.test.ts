@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { scripts } from '../../src/protocol/scripts.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 
 const dir = join(import.meta.dirname, '../../src/protocol/scripts');
 

@@ -17,9 +17,10 @@ import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
 import { Mutex } from '../../src/index.js';
 import { lockKeys } from '../../src/protocol/keys.js';
 import { mutexInspect } from '../../src/protocol/mutex.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { type ClientKind, clientKinds, failFastClientKinds, type TestClient } from '../fixtures/clients.js';
 import { resetStats, scriptCalls } from '../fixtures/commandstats.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+import { until } from '../fixtures/helpers.js';
 
 const childFile = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/mutex-waiter-child.ts');
 
@@ -41,14 +42,6 @@ async function rejection(promise: Promise<unknown>): Promise<{ error: LockError;
     return { error: error as LockError, ms: performance.now() - started };
   }
   assert.fail('expected a rejection');
-}
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await check())) {
-    if (performance.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** Connections the server has open for `user` (from CLIENT LIST). */

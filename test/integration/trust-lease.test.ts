@@ -5,12 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { type Lease, type LockEvent, LockLostError, Mutex, subscribeLockEvents } from '../../src/index.js';
-import { clientKinds, type TestClient } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
-import { watchUnhandledRejections } from '../fixtures/unhandled.js';
+import { clientKinds } from '../fixtures/clients.js';
+import { nameMaker, redisForSuite, sleep } from '../fixtures/helpers.js';
 
 /**
  * Monotonic time the test can move forward at once ("the reply to the request just sent arrives
@@ -33,8 +32,6 @@ async function flushMicrotasks(): Promise<void> {
   for (let i = 0; i < 10; i += 1) await Promise.resolve();
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 function collectEvents(): { events: LockEvent[]; stop(): void } {
   const events: LockEvent[] = [];
   const stop = subscribeLockEvents((event) => events.push(event));
@@ -43,27 +40,8 @@ function collectEvents(): { events: LockEvent[]; stop(): void } {
 
 for (const kind of clientKinds) {
   describe(`trust: leases (${kind.name})`, () => {
-    let server: RedisServer;
-    let c: TestClient;
-    let unhandled: ReturnType<typeof watchUnhandledRejections>;
-    let n = 0;
-    const name = () => {
-      n += 1;
-      return `trust-lease-${kind.name.replace(/\W/g, '')}-${n}`;
-    };
-
-    before(async () => {
-      server = await startRedis();
-      c = await kind.create(server.url);
-      unhandled = watchUnhandledRejections();
-    });
-
-    after(async () => {
-      unhandled.stop();
-      assert.deepEqual(unhandled.reasons, [], 'no unhandled rejections');
-      await c.close();
-      await server.stop();
-    });
+    const redis = redisForSuite(kind, { clients: 1, unhandledRejections: 'end' });
+    const name = nameMaker(`trust-lease-${kind.name}`);
 
     /**
      * The lease's claim, checked against Redis: the lease's remaining validity read at t0, then the
@@ -74,7 +52,10 @@ for (const kind of clientKinds) {
     async function assertWithinKeyExpiry(lease: Lease, key: string, label: string): Promise<void> {
       const t0 = performance.now();
       const claimed = lease.remainingMs;
-      const [owner, pttl] = (await c.command('EVAL', OWNER_AND_PTTL, '1', key)) as [string | null, number];
+      const [owner, pttl] = (await redis.a.command('EVAL', OWNER_AND_PTTL, '1', key)) as [
+        string | null,
+        number,
+      ];
       const slack = performance.now() - t0 + ROUNDING_MS;
       if (claimed === 0) return;
       if (owner !== lease.token) {
@@ -89,7 +70,7 @@ for (const kind of clientKinds) {
 
     // Item 1: a shorter extension used to keep the old, longer validity (Math.max).
     test('extend() with a shorter TTL shortens validity; the lock is lost when it runs out', async () => {
-      const mutex = new Mutex(c.client, name(), { ttlMs: 10_000, autoExtend: false });
+      const mutex = new Mutex(redis.a.client, name(), { ttlMs: 10_000, autoExtend: false });
       const lease = await mutex.acquire();
       await lease.extend(500);
       await assertWithinKeyExpiry(lease, mutex.keys.lock, 'after extend(500)');
@@ -100,7 +81,7 @@ for (const kind of clientKinds) {
       assert.ok(lease.signal.reason instanceof LockLostError);
       assert.equal(lease.isHeld, false);
       // Wait for Redis' own expiry (the lease gives up a little before it), then another owner.
-      const other = await new Mutex(c.client, mutex.name, { autoExtend: false }).acquire({
+      const other = await new Mutex(redis.a.client, mutex.name, { autoExtend: false }).acquire({
         timeoutMs: 2_000,
       });
       assert.ok(other.fencingToken > lease.fencingToken);
@@ -122,7 +103,12 @@ for (const kind of clientKinds) {
           fc.array(step, { maxLength: 8 }),
           async (ttlMs, steps) => {
             const clock = new JumpClock();
-            const mutex = new Mutex(c.client, name(), { ttlMs, autoExtend: false, clock, timeoutMs: 5_000 });
+            const mutex = new Mutex(redis.a.client, name(), {
+              ttlMs,
+              autoExtend: false,
+              clock,
+              timeoutMs: 5_000,
+            });
             let lease: Lease | undefined = await mutex.acquire();
             try {
               await assertWithinKeyExpiry(lease, mutex.keys.lock, 'after acquire');
@@ -138,7 +124,11 @@ for (const kind of clientKinds) {
                 } else if (s.op === 'release' && lease) {
                   await lease.release();
                   // Item 2 as well: after release(), lost or not, our token is gone from Redis.
-                  assert.notEqual(await c.command('GET', mutex.keys.lock), lease.token, 'token given back');
+                  assert.notEqual(
+                    await redis.a.command('GET', mutex.keys.lock),
+                    lease.token,
+                    'token given back',
+                  );
                   lease = undefined;
                 } else if (s.op === 'acquire' && !lease) {
                   lease = await mutex.acquire({ ttlMs: s.ttlMs });
@@ -147,7 +137,7 @@ for (const kind of clientKinds) {
               }
             } finally {
               await lease?.release();
-              await c.command('DEL', mutex.keys.lock);
+              await redis.a.command('DEL', mutex.keys.lock);
             }
           },
         ),
@@ -161,12 +151,16 @@ for (const kind of clientKinds) {
       try {
         // driftFactor 0.5: the lease's validity (298 ms) ends 300 ms before the key does, the
         // drift window in which a lease lost by its own clock still owns its token in Redis.
-        const mutex = new Mutex(c.client, name(), { ttlMs: 600, autoExtend: false, driftFactor: 0.5 });
+        const mutex = new Mutex(redis.a.client, name(), { ttlMs: 600, autoExtend: false, driftFactor: 0.5 });
         const lease = await mutex.acquire();
         if (!lease.signal.aborted) await once(lease.signal, 'abort');
-        assert.equal(await c.command('GET', mutex.keys.lock), lease.token, 'Redis still has the token');
+        assert.equal(await redis.a.command('GET', mutex.keys.lock), lease.token, 'Redis still has the token');
         assert.equal(await lease.release(), false, 'reported as not held');
-        assert.equal(Number(await c.command('EXISTS', mutex.keys.lock)), 0, 'the key is not left to its TTL');
+        assert.equal(
+          Number(await redis.a.command('EXISTS', mutex.keys.lock)),
+          0,
+          'the key is not left to its TTL',
+        );
         assert.equal(await lease.release(), false, 'a second release sends nothing more');
         const giveBacks = recorded.events.filter((e) => e.type === 'give-back' && e.lockName === mutex.name);
         assert.deepEqual(
@@ -181,14 +175,14 @@ for (const kind of clientKinds) {
     // Item 2: an extension whose success reply arrives when validity is already over.
     test('an extension that succeeds after validity ran out gives the token back', async () => {
       const clock = new JumpClock();
-      const mutex = new Mutex(c.client, name(), { ttlMs: 1_000, autoExtend: false, clock });
+      const mutex = new Mutex(redis.a.client, name(), { ttlMs: 1_000, autoExtend: false, clock });
       const lease = await mutex.acquire();
       const extending = lease.extend();
       await flushMicrotasks(); // the request is sent; its reply cannot arrive before I/O is polled
       clock.offset += 2_000; // the reply arrives two TTLs after the request was sent
       await assert.rejects(extending, LockLostError);
       assert.equal(lease.signal.aborted, true);
-      assert.equal(Number(await c.command('EXISTS', mutex.keys.lock)), 0, 'given back at once');
+      assert.equal(Number(await redis.a.command('EXISTS', mutex.keys.lock)), 0, 'given back at once');
       assert.equal(await lease.release(), false);
     });
 
@@ -197,13 +191,13 @@ for (const kind of clientKinds) {
     test('an extension that applies after the lease was marked lost gives the token back', async () => {
       // driftFactor 0.5: validity (298 ms) ends well before the key (600 ms), so a 420 ms pause
       // loses the lease locally while Redis still holds the token when the extension runs.
-      const mutex = new Mutex(c.client, name(), { ttlMs: 600, autoExtend: false, driftFactor: 0.5 });
+      const mutex = new Mutex(redis.a.client, name(), { ttlMs: 600, autoExtend: false, driftFactor: 0.5 });
       const lease = await mutex.acquire();
-      await server.pauseClients(420, 'ALL');
+      await redis.server.pauseClients(420, 'ALL');
       const extending = lease.extend();
       await once(lease.signal, 'abort');
       await assert.rejects(extending, LockLostError);
-      assert.equal(Number(await c.command('EXISTS', mutex.keys.lock)), 0, 'given back at once');
+      assert.equal(Number(await redis.a.command('EXISTS', mutex.keys.lock)), 0, 'given back at once');
     });
   });
 }

@@ -11,19 +11,10 @@ import { Redis as IORedis } from 'ioredis';
 import { FairMutex, fencedWrite, Mutex } from '../../src/index.js';
 import { lockKeys } from '../../src/protocol/keys.js';
 import { scripts } from '../../src/protocol/scripts.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FencedResource } from '../faults/toolkit/resource.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await sleep(10);
-  }
-}
+import { until } from '../fixtures/helpers.js';
 
 let lockNo = 0;
 const freshName = () => `trust-${process.pid}-${++lockNo}`;

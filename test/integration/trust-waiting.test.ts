@@ -9,9 +9,10 @@ import { createClient as createClientV5 } from 'redis';
 import { createClient as createClientV4 } from 'redis4';
 import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
 import { FairMutex, Mutex, RedisUnavailableError } from '../../src/index.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
+import { until, within } from '../fixtures/helpers.js';
 
 /** ioredis that gives up on a command whose connection dropped, instead of re-sending it. */
 const ioredisNoResend: ClientKind = {
@@ -66,29 +67,6 @@ const failFastKinds: ClientKind[] = [
     },
   },
 ];
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await check())) {
-    if (performance.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** Settles with the promise's outcome, or fails the test after `ms` (a hang is a failure too). */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function collectEvents(): { events: LockEvent[]; stop: () => void } {
   const events: LockEvent[] = [];

@@ -32,9 +32,9 @@ import {
   releaseLock,
   UnsupportedClientError,
 } from '../../src/index.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { commandCalls, resetStats } from '../fixtures/commandstats.js';
 import { startOneNodeCluster } from '../fixtures/redis-cluster.js';
-import { type RedisServer, startRedis } from '../fixtures/redis-server.js';
 
 /** A refused client, opened against `server`; `close` ends whatever it opened. */
 interface Refused {

@@ -10,7 +10,7 @@ test('a missing redis-server is reported with the install command', () => {
   // A PATH that has node but no redis-server.
   const bin = mkdtempSync(join(tmpdir(), 'locksmith-nopath-'));
   symlinkSync(process.execPath, join(bin, 'node'));
-  const fixture = join(import.meta.dirname, '../fixtures/redis-server.ts');
+  const fixture = join(import.meta.dirname, '../../tools/redis-server.ts');
   const started = Date.now();
   const result = spawnSync(
     process.execPath,

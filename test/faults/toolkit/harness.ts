@@ -5,8 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis as IORedis } from 'ioredis';
+import { type RedisServer, startRedis } from '../../../tools/redis-server.js';
 import { type ClientKind, clientKinds } from '../../fixtures/clients.js';
-import { type RedisServer, startRedis } from '../../fixtures/redis-server.js';
 import {
   type CheckReport,
   check,

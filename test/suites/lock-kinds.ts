@@ -1,0 +1,63 @@
+/**
+ * Every exclusive lock kind the lock contract (lock-contract.ts) runs for. A new lock kind that
+ * promises the contract (a Semaphore with limit 1, a ReentrantMutex, a read-write lock's write
+ * side, ...) registers here with one entry, and runs the whole contract for every client kind.
+ */
+import {
+  type AcquireOptions,
+  FairMutex,
+  type Lease,
+  type LockedWork,
+  type LockOptions,
+  type LockState,
+  Mutex,
+  type RedisClient,
+  type TryAcquireOptions,
+} from '../../src/index.js';
+import type { TestClient } from '../fixtures/clients.js';
+
+/**
+ * What the contract may use of a lock: its public API, and of its keys only the lock key (holds the
+ * owner token, expires with the lease) and the fencing counter.
+ */
+export interface ContractLock {
+  readonly name: string;
+  readonly options: Readonly<LockOptions>;
+  readonly keys: { readonly lock: string; readonly fence: string };
+  acquire(options?: AcquireOptions): Promise<Lease>;
+  tryAcquire(options?: TryAcquireOptions): Promise<Lease | null>;
+  using<T>(work: LockedWork<T>, options?: AcquireOptions): Promise<T>;
+  releaseToken(token: string): Promise<boolean>;
+  isLocked(): Promise<boolean>;
+  inspect(): Promise<LockState>;
+}
+
+export interface LockKind<L extends ContractLock = ContractLock> {
+  readonly name: string;
+  /** A lock named `name` on `client`, as `new Kind(client, name, options)`. */
+  create(client: RedisClient, name: string, options?: Partial<LockOptions>): L;
+  /**
+   * How many waiters are registered for `lock` right now, read with a plain command on `redis` (no
+   * script, so counting script calls is not disturbed). The contract orders its events by this
+   * instead of sleeping: "the waiter has asked and is waiting".
+   */
+  waiters(lock: L, redis: TestClient): Promise<number>;
+}
+
+/** Keeps each entry's `create` and `waiters` agreeing on the lock type. */
+function lockKind<L extends ContractLock>(kind: LockKind<L>): LockKind {
+  return kind as unknown as LockKind;
+}
+
+export const lockKinds: readonly LockKind[] = [
+  lockKind({
+    name: 'Mutex',
+    create: (client, name, options) => new Mutex(client, name, options),
+    waiters: async (lock, redis) => Number(await redis.command('ZCARD', lock.keys.sleepers)),
+  }),
+  lockKind({
+    name: 'FairMutex',
+    create: (client, name, options) => new FairMutex(client, name, options),
+    waiters: async (lock, redis) => Number(await redis.command('LLEN', lock.keys.queue)),
+  }),
+];
