@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
-import { READY_LINE, startTogether } from '../test/fixtures/start-barrier.js';
+import { READY_LINE, startTogether } from '../tools/start-barrier.js';
 import { DEMO_KEYS, LOCKED_COUNTER, REPORT, UNLOCKED_COUNTER } from './keys.js';
 import { DemoSetupError, redisForDemo } from './redis-for-demo.js';
 

@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { fencedWrite, Mutex } from '../src/index.js';
-import { awaitStartSignal } from '../test/fixtures/start-barrier.js';
+import { awaitStartSignal } from '../tools/start-barrier.js';
 import { LOCKED_COUNTER, REPORT, UNLOCKED_COUNTER } from './keys.js';
 
 const [mode, url, id, incrementsText, locking] = process.argv.slice(2);

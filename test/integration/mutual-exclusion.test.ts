@@ -4,8 +4,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
+import { startTogether } from '../../tools/start-barrier.js';
 import { clientKinds } from '../fixtures/clients.js';
-import { startTogether } from '../fixtures/start-barrier.js';
 
 const worker = join(import.meta.dirname, '../workers/counter-worker.ts');
 const PROCESSES = 4;

@@ -6,8 +6,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Mutex } from '../../src/index.js';
+import { awaitStartSignal } from '../../tools/start-barrier.js';
 import { clientKinds } from '../fixtures/clients.js';
-import { awaitStartSignal } from '../fixtures/start-barrier.js';
 
 const [url, kindName, lockName, incrementsText, mode] = process.argv.slice(2);
 const kind = clientKinds.find((k) => k.name === kindName);
