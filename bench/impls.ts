@@ -11,6 +11,7 @@ import { createLock, IoredisAdapter } from 'redlock-universal';
 import { FairMutex, Mutex, type NodeRedisClient } from '../src/index.js';
 import { scripts } from '../src/protocol/scripts.js';
 import { luaLock, originalLock } from './book-locks.js';
+import { REFERENCE_ACQUIRE, referenceHandOff } from './reference-handoff.js';
 
 export type Release = () => Promise<unknown>;
 
@@ -29,7 +30,8 @@ export interface Clients {
 export interface ImplSpec {
   readonly id: string;
   readonly label: string;
-  readonly family: 'locksmith' | 'book' | 'peer';
+  /** `reference`: not a real lock, a speed-of-light line (see reference-handoff.ts). */
+  readonly family: 'locksmith' | 'book' | 'peer' | 'reference';
   /** Set for the configurations tuned to retry every 1 ms. */
   readonly tuned?: boolean;
   create(clients: Clients, key: string): LockUnderTest;
@@ -134,6 +136,13 @@ export const impls: readonly ImplSpec[] = [
   locksmith('locksmith-mutex-node-redis', 'Locksmith Mutex (node-redis)', Mutex, 'nodeRedis'),
   locksmith('locksmith-fair-ioredis', 'Locksmith FairMutex (ioredis)', FairMutex, 'ioredis'),
   locksmith('locksmith-fair-node-redis', 'Locksmith FairMutex (node-redis)', FairMutex, 'nodeRedis'),
+  {
+    id: 'reference-handoff',
+    label: 'Reference FIFO hand-off (unsafe, ~40 lines)',
+    family: 'reference',
+    create: (clients, key) => referenceHandOff(clients.ioredis, key, TTL_MS),
+    isTry: (name, firstArg) => name === 'eval' && firstArg === REFERENCE_ACQUIRE,
+  },
   book('book-original', 'Book: original lock (SETNX+EXPIRE, WATCH/MULTI)', originalLock),
   book('book-lua', 'Book: Lua lock', luaLock),
   redlockImpl(
