@@ -193,6 +193,34 @@ describe('fault-suite checker', () => {
     assert.equal(check(events, cleanResource(), noKeys).violations['expired-grant'], 2);
   });
 
+  // Found in CI ('workers paused at random', Mutex): the harness froze a worker between acquire()
+  // resolving and the worker reading its clock; the grant had validity when the library checked it.
+  test('a grant that expired while its own worker was frozen is the freeze, not the library', () => {
+    const grant = (w: number, seq: number, signalAborted = false): HistoryEvent => ({
+      ev: 'ok',
+      w,
+      seq,
+      lock: 'L',
+      t: 900,
+      fence: seq,
+      owner: `o${seq}`,
+      validUntil: 640,
+      signalAborted,
+    });
+    const frozen: HistoryEvent = { ev: 'frozen', w: 0, from: 500, t: 890 };
+    const count = (events: HistoryEvent[]) =>
+      check(events, cleanResource(), noKeys).violations['expired-grant'];
+    assert.equal(count([grant(0, 1), frozen]), 0, 'frozen through the end of validity: excused');
+    assert.equal(count([frozen, grant(0, 1)]), 0, 'whatever order the events arrive in');
+    assert.equal(count([grant(1, 1), frozen]), 1, 'another worker’s freeze excuses nothing');
+    assert.equal(count([grant(0, 1, true), frozen]), 1, 'an aborted signal is not excused');
+    assert.equal(
+      count([grant(0, 1), { ev: 'frozen', w: 0, from: 100, t: 600 }]),
+      1,
+      'a freeze that ended before the validity did',
+    );
+  });
+
   test('an ungranted token holding a lock: flagged unless given back, and never after its give-back', () => {
     const samples = (owner: string, from: number, to: number) =>
       Array.from({ length: Math.floor((to - from) / 20) + 1 }, (_, i) => ({

@@ -155,6 +155,11 @@ export type HistoryEvent =
       readonly token: string;
       readonly released: boolean | undefined;
     }
+  /**
+   * The harness froze worker `w` (SIGSTOP) from `from` until `t` (SIGCONT), on the shared monotonic
+   * clock. Recorded by the parent, since the worker cannot see its own freeze.
+   */
+  | { readonly ev: 'frozen'; readonly w: number; readonly from: number; readonly t: number }
   /** A worker-side occurrence a scenario wants counted (e.g. a shortened extension that succeeded). */
   | { readonly ev: 'count'; readonly w: number; readonly name: string }
   /** Something that must never happen in a worker (an unhandled rejection, an uncaught error). */

@@ -5,13 +5,14 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type {
-  FromWorker,
-  HistoryEvent,
-  ResourceReply,
-  ResourceRequest,
-  ToWorker,
-  WorkerConfig,
+import {
+  type FromWorker,
+  type HistoryEvent,
+  mono,
+  type ResourceReply,
+  type ResourceRequest,
+  type ToWorker,
+  type WorkerConfig,
 } from './protocol.js';
 
 const workerFile = join(import.meta.dirname, 'worker.ts');
@@ -24,6 +25,7 @@ export interface WorkerHooks {
 
 export class WorkerHandle {
   private paused = false;
+  private pausedAt = 0;
   private waiters = new Map<FromWorker['type'], () => void>();
   private hooks: WorkerHooks | undefined;
   private stderr = '';
@@ -82,6 +84,7 @@ export class WorkerHandle {
   pause(): void {
     if (this.paused || !this.alive) return;
     this.paused = true;
+    this.pausedAt = mono();
     process.kill(this.pid, 'SIGSTOP');
   }
 
@@ -90,6 +93,7 @@ export class WorkerHandle {
     if (!this.paused || !this.alive) return;
     this.paused = false;
     process.kill(this.pid, 'SIGCONT');
+    this.hooks?.onEvents([{ ev: 'frozen', w: this.index, from: this.pausedAt, t: mono() }]);
   }
 
   /** SIGKILL by PID, then waits for the exit. */
