@@ -8,7 +8,8 @@
  * ceiling with redis-benchmark, prints the book-style table and the full table, and writes JSON to
  * bench/results/.
  *
- * Options: --quick, --duration-ms=N, --clients=1,2,5,10, --cs-ms=0,1, --only=REGEX (implementation ids).
+ * Options: --quick, --duration-ms=N, --clients=1,2,5,10, --cs-ms=0,1, --only=REGEX (implementation ids),
+ * --cpu-prof-dir=DIR (a V8 CPU profile per worker process).
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,8 @@ interface Config {
   only: RegExp | undefined;
   multiKeyDurationMs: number;
   benchmarkRequests: number;
+  /** Where workers write CPU profiles (`--cpu-prof-dir=DIR`); none by default. */
+  cpuProfDir: string | undefined;
 }
 
 function parseArgs(argv: string[]): Config {
@@ -46,6 +49,7 @@ function parseArgs(argv: string[]): Config {
     only: value('only') ? new RegExp(value('only') as string) : undefined,
     multiKeyDurationMs: quick ? 500 : 3_000,
     benchmarkRequests: quick ? 20_000 : 200_000,
+    cpuProfDir: value('cpu-prof-dir'),
   };
 }
 
@@ -72,10 +76,11 @@ class Worker {
   }
 }
 
-function spawnWorker(url: string): Worker {
+function spawnWorker(url: string, cpuProfDir: string | undefined): Worker {
   const child = fork(join(here, 'worker.ts'), [], {
     execArgv: ['--import', 'tsx'],
-    env: { ...process.env, BENCH_REDIS_URL: url },
+    // --cpu-prof-dir=DIR: each worker profiles each contended cell's measured window (worker.ts).
+    env: { ...process.env, BENCH_REDIS_URL: url, ...(cpuProfDir ? { BENCH_CPU_PROF_DIR: cpuProfDir } : {}) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   return new Worker(child);
@@ -101,14 +106,18 @@ function machineJiffies(): { busy: number; total: number } {
   }
 }
 
-async function commandCalls(admin: Redis): Promise<number> {
+/**
+ * Redis commands since the last CONFIG RESETSTAT, by name (INFO commandstats: a script's own
+ * redis.call()s count as commands, as do EVALSHA itself, PUBLISH, SUBSCRIBE, ...).
+ */
+async function commandCalls(admin: Redis): Promise<Record<string, number>> {
   const info = await admin.info('commandstats');
-  let total = 0;
+  const calls: Record<string, number> = {};
   for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) {
     if (/^(info|config)\b/.test(match[1] as string)) continue;
-    total += Number(match[2]);
+    calls[match[1] as string] = Number(match[2]);
   }
-  return total;
+  return calls;
 }
 
 export interface Cell {
@@ -124,6 +133,8 @@ export interface Cell {
   triesPerS: number;
   roundTripsPerAcquisition: number;
   redisCommandsPerAcquisition: number;
+  /** The same, by command (INFO commandstats), e.g. { evalsha: 2, get: 3, ... }. */
+  redisCommandsByName: Record<string, number>;
   waitMs: { p50: number; p99: number; p999: number; max: number };
   sameHolderShare: number;
   overtakenShare: number;
@@ -193,7 +204,10 @@ async function runCell(
     acquisitionsPerS: n / durationS,
     triesPerS: sum((r) => r.tries) / durationS,
     roundTripsPerAcquisition: sum((r) => r.roundTrips) / n,
-    redisCommandsPerAcquisition: commands / n,
+    redisCommandsPerAcquisition: Object.values(commands).reduce((a, b) => a + b, 0) / n,
+    redisCommandsByName: Object.fromEntries(
+      Object.entries(commands).map(([name, calls]) => [name, calls / n]),
+    ),
     waitMs: {
       p50: percentile(waits, 50),
       p99: percentile(waits, 99),
@@ -273,7 +287,7 @@ async function main(): Promise<void> {
   const admin = new Redis(url);
   const selected = impls.filter((s) => !config.only || config.only.test(s.id));
   const maxClients = Math.max(...config.clientCounts);
-  const workers = Array.from({ length: maxClients }, () => spawnWorker(url as string));
+  const workers = Array.from({ length: maxClients }, () => spawnWorker(url as string, config.cpuProfDir));
   try {
     for (const w of workers) await w.next('ready');
     const serverInfo = await admin.info('server');
@@ -429,6 +443,7 @@ function printReport(
       ]),
     ),
   );
+  printCommandBreakdown(cells, config);
   console.log('\nUncontended: one process, 1,000 independent keys (acquire + release cycles per second)');
   console.log(
     table(
@@ -445,6 +460,35 @@ function printReport(
     for (const c of errorCells) console.log(`  ${c.impl} ×${c.clients}: ${c.errorSamples[0]}`);
   }
   printTargets(cells, multiKey, evalshaCeiling, config);
+}
+
+/** Redis commands per acquisition by command, for Locksmith and the reference, at the top client count. */
+function printCommandBreakdown(cells: Cell[], config: Config): void {
+  const top = Math.max(...config.clientCounts);
+  const rows = cells.filter(
+    (c) => c.clients === top && c.csMs === 0 && (c.family === 'locksmith' || c.family === 'reference'),
+  );
+  if (rows.length === 0) return;
+  const totals = new Map<string, number>();
+  for (const c of rows)
+    for (const [name, perAcq] of Object.entries(c.redisCommandsByName))
+      totals.set(name, (totals.get(name) ?? 0) + perAcq);
+  const names = [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([name]) => name);
+  console.log(
+    `\nRedis commands per acquisition by command (INFO commandstats), ${top} clients, empty critical section`,
+  );
+  console.log(
+    table(
+      ['implementation', 'total', ...names],
+      rows.map((c) => [
+        c.impl,
+        fmt(c.redisCommandsPerAcquisition, 1),
+        ...names.map((name) =>
+          c.redisCommandsByName[name] ? fmt(c.redisCommandsByName[name] as number, 2) : '',
+        ),
+      ]),
+    ),
+  );
 }
 
 /** The targets of issue #10, checked against this run only (ratios within one run, not absolute rates). */

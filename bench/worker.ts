@@ -8,6 +8,9 @@
  * next holder only after the previous holder sent its release, so overlapping stamps are a
  * mutual-exclusion violation, never clock noise.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
@@ -55,6 +58,7 @@ async function runContended(startAt: number, endAt: number): Promise<CellResult>
   const { spec, lock, csMs } = prepared;
   await sleep(Math.max(0, startAt - Date.now()));
   const counted = startCounting(spec);
+  const profiler = await startProfiler();
   const cpuAtStart = process.cpuUsage();
   const triesBefore = lock.tries?.() ?? 0;
   const stamps: number[] = [];
@@ -85,6 +89,7 @@ async function runContended(startAt: number, endAt: number): Promise<CellResult>
   }
   counter.onCommand = undefined;
   const cpu = process.cpuUsage(cpuAtStart);
+  await profiler?.stop(`${spec.id}-${process.pid}-${startAt}`);
   return {
     stamps,
     cpuUs: cpu.user + cpu.system,
@@ -92,6 +97,27 @@ async function runContended(startAt: number, endAt: number): Promise<CellResult>
     roundTrips: counter.roundTrips,
     errors,
     errorSamples,
+  };
+}
+
+/**
+ * With BENCH_CPU_PROF_DIR set (`npm run bench -- --cpu-prof-dir=DIR`), a V8 CPU profile of exactly
+ * the measured window of each contended cell, written as DIR/<impl>-<pid>-<start>.cpuprofile
+ * (summarise with bench/profile-summary.ts, or open in Chrome DevTools).
+ */
+async function startProfiler(): Promise<{ stop(name: string): Promise<void> } | undefined> {
+  const dir = process.env.BENCH_CPU_PROF_DIR;
+  if (!dir) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop(name) {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+    },
   };
 }
 
