@@ -163,7 +163,9 @@ export const scenarios: readonly Scenario[] = [
       lockCount: kind === 'extend' ? 4 : 2,
       async fault(ctx) {
         const proxy = ctx.proxy as NonNullable<typeof ctx.proxy>;
-        proxy.rule = lossyReplies(ctx, kind, kind === 'extend' ? 0.15 : 0.04);
+        // Extensions are few (about one per two critical sections), so they are lost more often:
+        // at 0.15 a run once saw only 3 lost replies (CI, "not exercised"); at 0.25 about 12 are expected.
+        proxy.rule = lossyReplies(ctx, kind, kind === 'extend' ? 0.25 : 0.04);
         await ctx.wait(Number.POSITIVE_INFINITY);
         proxy.rule = undefined;
       },
