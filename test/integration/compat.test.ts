@@ -1,6 +1,6 @@
 /** The Redis in Action functions and the redis_exp_lock API behave as their originals document. */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
   AlreadyAcquiredError,
   acquireLockWithTimeout,
@@ -11,9 +11,8 @@ import {
   subscribeLockEvents,
   TooManyAttemptsError,
 } from '../../src/index.js';
-import { type RedisServer, startRedis } from '../../tools/redis-server.js';
-import { clientKinds, type TestClient } from '../fixtures/clients.js';
-import { until } from '../fixtures/helpers.js';
+import { clientKinds } from '../fixtures/clients.js';
+import { redisForSuite, until } from '../fixtures/helpers.js';
 
 /** Resolves when a lease of `lockName` is lost (its validity ran out, for these tests). */
 function nextLockLost(lockName: string): Promise<void> {
@@ -28,56 +27,42 @@ function nextLockLost(lockName: string): Promise<void> {
 
 for (const kind of clientKinds) {
   describe(`compatibility APIs (${kind.name})`, () => {
-    let server: RedisServer;
-    let a: TestClient;
-    let b: TestClient;
-
-    before(async () => {
-      server = await startRedis();
-      a = await kind.create(server.url);
-      b = await kind.create(server.url);
-    });
-
-    after(async () => {
-      await a.close();
-      await b.close();
-      await server.stop();
-    });
+    const redis = redisForSuite(kind, { unhandledRejections: false });
 
     describe('Redis in Action', () => {
       test('acquire_lock_with_timeout / release_lock', async () => {
-        const token = await acquireLockWithTimeout(a.client, 'market', 1, 10);
+        const token = await acquireLockWithTimeout(redis.a.client, 'market', 1, 10);
         assert.equal(typeof token, 'string');
-        const pttl = Number(await a.command('PTTL', 'locksmith:{market}'));
+        const pttl = Number(await redis.a.command('PTTL', 'locksmith:{market}'));
         assert.ok(pttl > 9_000 && pttl <= 10_000, 'lock_timeout is in seconds');
         const started = performance.now();
         assert.equal(
-          await acquireLockWithTimeout(b.client, 'market', 0.2, 10),
+          await acquireLockWithTimeout(redis.b.client, 'market', 0.2, 10),
           false,
           'false when the wait runs out',
         );
         assert.ok(performance.now() - started >= 190);
-        assert.equal(await releaseLock(b.client, 'market', 'not-the-token'), false);
-        assert.equal(await releaseLock(a.client, 'market', token as string), true);
+        assert.equal(await releaseLock(redis.b.client, 'market', 'not-the-token'), false);
+        assert.equal(await releaseLock(redis.a.client, 'market', token as string), true);
         // A repeated release of the same token reports that it released (a re-sent release whose
         // first reply was lost did release); another token still gets false.
-        assert.equal(await releaseLock(a.client, 'market', token as string), true);
-        assert.equal(await releaseLock(b.client, 'market', 'not-the-token'), false);
+        assert.equal(await releaseLock(redis.a.client, 'market', token as string), true);
+        assert.equal(await releaseLock(redis.b.client, 'market', 'not-the-token'), false);
       });
 
       test('lock_timeout is rounded up to whole seconds, as in the book', async () => {
-        const token = await acquireLockWithTimeout(a.client, 'rounded', 1, 0.2);
-        const pttl = Number(await a.command('PTTL', 'locksmith:{rounded}'));
+        const token = await acquireLockWithTimeout(redis.a.client, 'rounded', 1, 0.2);
+        const pttl = Number(await redis.a.command('PTTL', 'locksmith:{rounded}'));
         assert.ok(pttl > 900, `PTTL ${pttl}`);
-        await releaseLock(a.client, 'rounded', token as string);
+        await releaseLock(redis.a.client, 'rounded', token as string);
       });
 
       test('shares keys and fencing with Mutex', async () => {
-        const token = await acquireLockWithTimeout(a.client, 'shared');
-        assert.equal(await new Mutex(b.client, 'shared').tryAcquire(), null);
-        const first = Number(await a.command('GET', 'locksmith:{shared}:fence'));
-        await releaseLock(a.client, 'shared', token as string);
-        const lease = await new Mutex(b.client, 'shared').acquire();
+        const token = await acquireLockWithTimeout(redis.a.client, 'shared');
+        assert.equal(await new Mutex(redis.b.client, 'shared').tryAcquire(), null);
+        const first = Number(await redis.a.command('GET', 'locksmith:{shared}:fence'));
+        await releaseLock(redis.a.client, 'shared', token as string);
+        const lease = await new Mutex(redis.b.client, 'shared').acquire();
         assert.ok(lease.fencingToken > first && first > 0);
         await lease.release();
       });
@@ -85,8 +70,8 @@ for (const kind of clientKinds) {
 
     describe('redis_exp_lock', () => {
       test('lock / locked / key_locked / key_owned / unlock', async () => {
-        const lock = new RedisExpLock('exp-1', { redis: a.client });
-        const other = new RedisExpLock('exp-1', { redis: b.client });
+        const lock = new RedisExpLock('exp-1', { redis: redis.a.client });
+        const other = new RedisExpLock('exp-1', { redis: redis.b.client });
         assert.equal(lock.locked(), false);
         assert.equal(await lock.keyLocked(), false);
         assert.equal(await lock.lock(), 1, 'lock resolves with the number of attempts');
@@ -94,7 +79,7 @@ for (const kind of clientKinds) {
         assert.equal(await other.keyLocked(), true);
         assert.equal(await lock.keyOwned(), true);
         assert.equal(await other.keyOwned(), false);
-        const pttl = Number(await a.command('PTTL', 'locksmith:{exp-1}'));
+        const pttl = Number(await redis.a.command('PTTL', 'locksmith:{exp-1}'));
         assert.ok(pttl > 59_000, 'expiry defaults to 60 seconds');
         assert.equal(await lock.unlock(), true);
         assert.equal(lock.locked(), false);
@@ -102,7 +87,7 @@ for (const kind of clientKinds) {
       });
 
       test('locking a locked object raises AlreadyAcquiredError (lock and try_lock)', async () => {
-        const lock = new RedisExpLock('exp-2', { redis: a.client });
+        const lock = new RedisExpLock('exp-2', { redis: redis.a.client });
         await lock.lock();
         await assert.rejects(lock.lock(), AlreadyAcquiredError);
         await assert.rejects(lock.tryLock(), AlreadyAcquiredError);
@@ -110,9 +95,9 @@ for (const kind of clientKinds) {
       });
 
       test('try_lock returns false when taken; retries run out with TooManyAttemptsError', async () => {
-        const holder = new RedisExpLock('exp-3', { redis: a.client });
+        const holder = new RedisExpLock('exp-3', { redis: redis.a.client });
         assert.equal(await holder.tryLock(), true);
-        const waiter = new RedisExpLock('exp-3', { redis: b.client, retries: 3, interval: 0.02 });
+        const waiter = new RedisExpLock('exp-3', { redis: redis.b.client, retries: 3, interval: 0.02 });
         assert.equal(await waiter.tryLock(), false);
         const started = performance.now();
         await assert.rejects(
@@ -120,15 +105,15 @@ for (const kind of clientKinds) {
           (e: unknown) => e instanceof TooManyAttemptsError && e.attempts === 4,
         );
         assert.ok(performance.now() - started >= 55, 'waited `interval` between attempts');
-        const impatient = new RedisExpLock('exp-3', { redis: b.client });
+        const impatient = new RedisExpLock('exp-3', { redis: redis.b.client });
         await assert.rejects(impatient.lock(), TooManyAttemptsError, 'retries default to 0');
         await holder.unlock();
       });
 
       test('lock counts attempts when it had to wait', async () => {
-        const holder = new RedisExpLock('exp-4', { redis: a.client });
+        const holder = new RedisExpLock('exp-4', { redis: redis.a.client });
         await holder.lock();
-        const waiter = new RedisExpLock('exp-4', { redis: b.client, retries: 100, interval: 0.01 });
+        const waiter = new RedisExpLock('exp-4', { redis: redis.b.client, retries: 100, interval: 0.01 });
         setTimeout(() => void holder.unlock(), 100);
         const attempts = await waiter.lock();
         assert.ok(attempts >= 2, `${attempts} attempts`);
@@ -137,11 +122,11 @@ for (const kind of clientKinds) {
 
       // Issue 8: the gem's `locked?` is local state, true from a successful lock until `unlock`.
       test('after the key expired: still locked() until unlock(), which returns false and spares the next holder', async () => {
-        const lock = new RedisExpLock(`exp-5-${kind.name}`, { redis: a.client, expiry: 0.1 });
-        const other = new RedisExpLock(`exp-5-${kind.name}`, { redis: b.client });
+        const lock = new RedisExpLock(`exp-5-${kind.name}`, { redis: redis.a.client, expiry: 0.1 });
+        const other = new RedisExpLock(`exp-5-${kind.name}`, { redis: redis.b.client });
         const key = `locksmith:{exp-5-${kind.name}}`;
         await lock.lock();
-        await until(async () => Number(await a.command('EXISTS', key)) === 0, 'the key expired');
+        await until(async () => Number(await redis.a.command('EXISTS', key)) === 0, 'the key expired');
         assert.equal(lock.locked(), true, 'locked? stays true until unlock');
         assert.equal(await lock.keyOwned(), false);
         assert.equal(await lock.keyLocked(), false);
@@ -160,18 +145,18 @@ for (const kind of clientKinds) {
         // Widened here by lengthening the key's TTL behind the lease's back (within its 300 ms).
         const name = `exp-8-${kind.name}`;
         const key = `locksmith:{${name}}`;
-        const lock = new RedisExpLock(name, { redis: a.client, expiry: 0.3 });
-        const other = new RedisExpLock(name, { redis: b.client });
+        const lock = new RedisExpLock(name, { redis: redis.a.client, expiry: 0.3 });
+        const other = new RedisExpLock(name, { redis: redis.b.client });
         const lost = nextLockLost(name);
         await lock.lock();
-        assert.equal(Number(await a.command('PEXPIRE', key, '60000')), 1);
+        assert.equal(Number(await redis.a.command('PEXPIRE', key, '60000')), 1);
         await lost;
         assert.equal(lock.locked(), true);
         assert.equal(await lock.keyOwned(), true);
         await assert.rejects(lock.tryLock(), AlreadyAcquiredError, 'no silent false that forgets the token');
         assert.equal(await other.tryLock(), false);
         assert.equal(await lock.unlock(), true, 'the key still held our token, and was deleted');
-        assert.equal(Number(await a.command('EXISTS', key)), 0, 'no stranded key');
+        assert.equal(Number(await redis.a.command('EXISTS', key)), 0, 'no stranded key');
         assert.equal(lock.locked(), false);
         assert.equal(await other.tryLock(), true);
         assert.equal(await other.unlock(), true);
@@ -179,36 +164,36 @@ for (const kind of clientKinds) {
 
       test('two overlapping lock attempts of one object: the second raises, none is forgotten', async () => {
         const name = `exp-9-${kind.name}`;
-        const lock = new RedisExpLock(name, { redis: a.client });
+        const lock = new RedisExpLock(name, { redis: redis.a.client });
         const [first, second] = await Promise.allSettled([lock.tryLock(), lock.tryLock()]);
         assert.deepEqual(first, { status: 'fulfilled', value: true });
         assert.equal(second.status, 'rejected');
         assert.ok(second.status === 'rejected' && second.reason instanceof AlreadyAcquiredError);
         assert.equal(lock.locked(), true);
         assert.equal(await lock.unlock(), true);
-        assert.equal(Number(await a.command('EXISTS', `locksmith:{${name}}`)), 0);
+        assert.equal(Number(await redis.a.command('EXISTS', `locksmith:{${name}}`)), 0);
       });
 
       test('an unlock that Redis refuses leaves the object locked, and can be repeated', async () => {
         const name = `exp-10-${kind.name}`;
-        const lock = new RedisExpLock(name, { redis: a.client });
+        const lock = new RedisExpLock(name, { redis: redis.a.client });
         await lock.lock();
-        await server.command('ACL', 'SETUSER', 'default', '-evalsha', '-eval');
+        await redis.server.command('ACL', 'SETUSER', 'default', '-evalsha', '-eval');
         try {
           await assert.rejects(lock.unlock(), RedisCommandError);
         } finally {
-          await server.command('ACL', 'SETUSER', 'default', '+evalsha', '+eval');
+          await redis.server.command('ACL', 'SETUSER', 'default', '+evalsha', '+eval');
         }
         assert.equal(lock.locked(), true, 'as in the gem, which clears its state only after the reply');
         assert.equal(await lock.unlock(), true, 'the repeated unlock deletes the key');
         assert.equal(lock.locked(), false);
-        assert.equal(Number(await a.command('EXISTS', `locksmith:{${name}}`)), 0);
+        assert.equal(Number(await redis.a.command('EXISTS', `locksmith:{${name}}`)), 0);
       });
 
       test('synchronize: a lock that expires inside the block lets others in, and is unlocked after', async () => {
         const name = `exp-11-${kind.name}`;
-        const lock = new RedisExpLock(name, { redis: a.client, expiry: 0.1 });
-        const other = new RedisExpLock(name, { redis: b.client });
+        const lock = new RedisExpLock(name, { redis: redis.a.client, expiry: 0.1 });
+        const other = new RedisExpLock(name, { redis: redis.b.client });
         const result = await lock.synchronize(async () => {
           await until(async () => (await lock.keyLocked()) === false, 'the key expired');
           assert.equal(lock.locked(), true);
@@ -222,7 +207,7 @@ for (const kind of clientKinds) {
       });
 
       test('synchronize yields the attempts, returns the result, always unlocks', async () => {
-        const lock = new RedisExpLock('exp-6', { redis: a.client });
+        const lock = new RedisExpLock('exp-6', { redis: redis.a.client });
         assert.equal(await lock.synchronize((attempts) => attempts * 10), 10);
         assert.equal(await lock.keyLocked(), false);
         await assert.rejects(
@@ -235,9 +220,9 @@ for (const kind of clientKinds) {
       });
 
       test('expiry: null keeps the lock alive while held', async () => {
-        const lock = new RedisExpLock('exp-7', { redis: a.client, expiry: null });
+        const lock = new RedisExpLock('exp-7', { redis: redis.a.client, expiry: null });
         await lock.lock();
-        const pttl = Number(await a.command('PTTL', 'locksmith:{exp-7}'));
+        const pttl = Number(await redis.a.command('PTTL', 'locksmith:{exp-7}'));
         assert.ok(pttl > 0, 'still a TTL on the server, so a crash frees it');
         assert.equal(await lock.unlock(), true);
       });

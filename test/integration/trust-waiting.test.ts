@@ -12,7 +12,7 @@ import { FairMutex, Mutex, RedisUnavailableError } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
-import { until, within } from '../fixtures/helpers.js';
+import { redisForSuite, until, within } from '../fixtures/helpers.js';
 
 /** ioredis that gives up on a command whose connection dropped, instead of re-sending it. */
 const ioredisNoResend: ClientKind = {
@@ -203,32 +203,18 @@ for (const kind of [ioredisNoResend, ...clientKinds]) {
 
 for (const kind of clientKinds) {
   describe(`waiting loop (${kind.name})`, () => {
-    let server: RedisServer;
-    let a: TestClient;
-    let b: TestClient;
-
-    before(async () => {
-      server = await startRedis();
-      a = await kind.create(server.url);
-      b = await kind.create(server.url);
-    });
-
-    after(async () => {
-      await a.close();
-      await b.close();
-      await server.stop();
-    });
+    const redis = redisForSuite(kind, { unhandledRejections: false });
 
     test('item 9: the retry that follows subscribing does not use up retries (Mutex)', async () => {
       const name = freshName('retries');
-      const holder = await new Mutex(a.client, name, { ttlMs: 30_000 }).acquire();
-      const waiter = new Mutex(b.client, name).acquire({ retries: 1, timeoutMs: 10_000 });
+      const holder = await new Mutex(redis.a.client, name, { ttlMs: 30_000 }).acquire();
+      const waiter = new Mutex(redis.b.client, name).acquire({ retries: 1, timeoutMs: 10_000 });
       const outcome = waiter.then(
         () => 'acquired',
         (e: unknown) => e,
       );
       await until(
-        async () => Number(await a.command('ZCARD', `locksmith:{${name}}:sleepers`)) === 1,
+        async () => Number(await redis.a.command('ZCARD', `locksmith:{${name}}:sleepers`)) === 1,
         'the waiter sleeps',
       );
       await new Promise((r) => setTimeout(r, 100));
@@ -239,10 +225,10 @@ for (const kind of clientKinds) {
 
     test('item 9: FairMutex queue renewals are not attempts', async () => {
       const name = freshName('fair-renewals');
-      const mutex = new FairMutex(a.client, name, { ttlMs: 30_000 });
+      const mutex = new FairMutex(redis.a.client, name, { ttlMs: 30_000 });
       const holder = await mutex.acquire();
       // Renews its place every 50 ms.
-      const waiter = new FairMutex(b.client, name, { waiterTtlMs: 150 }).acquire({
+      const waiter = new FairMutex(redis.b.client, name, { waiterTtlMs: 150 }).acquire({
         retries: 1,
         timeoutMs: 10_000,
       });
@@ -260,9 +246,9 @@ for (const kind of clientKinds) {
     for (const via of ['acquire', 'using'] as const) {
       test(`item 9: FairMutex ${via}({ timeoutMs: 300 }) rejects on time when Redis stops answering`, async () => {
         const name = freshName('fair-late');
-        const mutex = new FairMutex(a.client, name, { ttlMs: 30_000 });
+        const mutex = new FairMutex(redis.a.client, name, { ttlMs: 30_000 });
         const holder = await mutex.acquire();
-        const waiting = new FairMutex(b.client, name);
+        const waiting = new FairMutex(redis.b.client, name);
         const started = performance.now();
         const pending =
           via === 'acquire'
@@ -273,7 +259,7 @@ for (const kind of clientKinds) {
           () => performance.now() - started,
         );
         await until(async () => (await mutex.inspect()).queueLength === 1, 'the waiter is queued');
-        server.pause();
+        redis.server.pause();
         try {
           const elapsed = await within(outcome, 5_000, 'the rejection');
           assert.equal(typeof elapsed, 'number', 'rejected');
@@ -281,7 +267,7 @@ for (const kind of clientKinds) {
           // server); now it waits ≤ 50 ms for that. The margin is for a loaded machine's event loop.
           assert.ok((elapsed as number) < 300 + 600, `rejected after ${Math.round(elapsed as number)} ms`);
         } finally {
-          server.resume();
+          redis.server.resume();
         }
         await until(
           async () => (await mutex.inspect()).queueLength === 0,
@@ -295,8 +281,8 @@ for (const kind of clientKinds) {
     test('item 4: FairMutex never resolves a hand-off whose validity already ran out', async () => {
       const name = freshName('fair-dead-handoff');
       const clock = { offset: 0, now: () => performance.now() + clock.offset };
-      const holder = await new FairMutex(a.client, name, { ttlMs: 30_000 }).acquire();
-      const mutex = new FairMutex(b.client, name, { ttlMs: 1_000, clock });
+      const holder = await new FairMutex(redis.a.client, name, { ttlMs: 30_000 }).acquire();
+      const mutex = new FairMutex(redis.b.client, name, { ttlMs: 1_000, clock });
       let ranOnDeadLease = false;
       const pending = mutex.using(
         async (_signal, lease) => {
