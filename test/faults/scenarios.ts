@@ -37,6 +37,33 @@ function lossyReplies(ctx: FaultContext, kind: 'acquire' | 'extend' | 'release',
   };
 }
 
+/**
+ * Every `everyMs`, freezes Redis for 1.6 TTLs, alternating SIGSTOP (the process freezes) and CLIENT
+ * PAUSE ALL (Redis keeps its clock and expiries going but serves nobody). Counted as `sigstopName`
+ * and 'CLIENT PAUSE'.
+ */
+async function pauseRedisAlternately(
+  ctx: FaultContext,
+  everyMs: readonly [number, number],
+  sigstopName: string,
+): Promise<void> {
+  let frozen = false;
+  await every(ctx, everyMs, async () => {
+    const ms = Math.round(1.6 * ctx.ttlMs);
+    frozen = !frozen;
+    if (frozen) {
+      ctx.server.pause();
+      ctx.count(sigstopName);
+      await new Promise((r) => setTimeout(r, ms));
+      ctx.server.resume();
+    } else {
+      await ctx.server.pauseClients(ms);
+      ctx.count('CLIENT PAUSE');
+      await new Promise((r) => setTimeout(r, ms));
+    }
+  });
+}
+
 const lastPause = new WeakMap<FaultContext, number>();
 
 /**
@@ -71,25 +98,7 @@ export const scenarios: readonly Scenario[] = [
     name: 'redis paused past TTL',
     expect: 'safe',
     config: { acquireTimeoutMs: 5_000 },
-    async fault(ctx) {
-      let frozen = false;
-      await every(ctx, [800, 1_200], async () => {
-        // Alternate SIGSTOP (the process freezes) and CLIENT PAUSE ALL (Redis stops serving
-        // clients, time and expiry go on): both well past the TTL.
-        const ms = Math.round(1.6 * ctx.ttlMs);
-        frozen = !frozen;
-        if (frozen) {
-          ctx.server.pause();
-          ctx.count('SIGSTOP');
-          await new Promise((r) => setTimeout(r, ms));
-          ctx.server.resume();
-        } else {
-          await ctx.server.pauseClients(ms);
-          ctx.count('CLIENT PAUSE');
-          await new Promise((r) => setTimeout(r, ms));
-        }
-      });
-    },
+    fault: (ctx) => pauseRedisAlternately(ctx, [800, 1_200], 'SIGSTOP'),
     exercised: (ctx) => atLeast(ctx, 'SIGSTOP', 1) ?? atLeast(ctx, 'CLIENT PAUSE', 1),
   },
   {
@@ -263,25 +272,8 @@ export const scenarios: readonly Scenario[] = [
     expect: 'safe',
     lockCount: 1,
     config: { acquireTimeoutMs: 4_000, workMs: [5, 25], thinkMs: [0, 1] },
-    async fault(ctx) {
-      let frozen = false;
-      await every(ctx, [500, 900], async () => {
-        const ms = Math.round(1.6 * ctx.ttlMs);
-        frozen = !frozen;
-        if (frozen) {
-          ctx.server.pause();
-          ctx.count('SIGSTOP redis');
-          await new Promise((r) => setTimeout(r, ms));
-          ctx.server.resume();
-        } else {
-          // Redis keeps its clock and expiries going but serves nobody: hand-offs made just before
-          // reach their waiters after the handed-off lease ran out.
-          await ctx.server.pauseClients(ms);
-          ctx.count('CLIENT PAUSE');
-          await new Promise((r) => setTimeout(r, ms));
-        }
-      });
-    },
+    // CLIENT PAUSE: hand-offs made just before reach their waiters after the handed-off lease ran out.
+    fault: (ctx) => pauseRedisAlternately(ctx, [500, 900], 'SIGSTOP redis'),
     exercised: (ctx) => atLeast(ctx, 'SIGSTOP redis', 1) ?? atLeast(ctx, 'CLIENT PAUSE', 1),
   },
   {
