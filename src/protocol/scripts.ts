@@ -8,6 +8,11 @@ import {
   mutexExtendLua,
   mutexInspectLua,
   mutexReleaseLua,
+  semaphoreAcquireLua,
+  semaphoreExtendLua,
+  semaphoreInspectLua,
+  semaphoreReleaseLua,
+  semaphoreSetLimitLua,
   serverCheckLua,
 } from './scripts.generated.js';
 
@@ -24,5 +29,10 @@ export const scripts = Object.freeze({
   fairAcquire: defineScript(fairAcquireLua),
   fairRelease: defineScript(fairReleaseLua),
   fairInspect: defineScript(fairInspectLua),
+  semaphoreAcquire: defineScript(semaphoreAcquireLua),
+  semaphoreRelease: defineScript(semaphoreReleaseLua),
+  semaphoreExtend: defineScript(semaphoreExtendLua),
+  semaphoreInspect: defineScript(semaphoreInspectLua),
+  semaphoreSetLimit: defineScript(semaphoreSetLimitLua),
   serverCheck: defineScript(serverCheckLua),
 });
