@@ -52,6 +52,7 @@ const lockLabel: Record<LockKind, string> = {
   mutex: 'Mutex',
   'fair-mutex': 'FairMutex',
   semaphore: `Semaphore/${SEMAPHORE_LIMIT}`,
+  'leaky-semaphore': 'leaky Semaphore',
   'no-lock': 'no lock',
   'naive-short-ttl': 'naive Mutex',
   'never-released': 'leaky Mutex',

@@ -333,6 +333,14 @@ export const controls: readonly Scenario[] = [
   {
     // Checks the end-of-run key checks themselves: a lease dropped without release() is renewed by
     // its watchdog for as long as the process lives, which is exactly a "key renewed for ever".
+    // The at-most-K checker on real histories: a semaphore whose Redis admits one permit more
+    // than the limit it is checked against.
+    name: 'control: semaphore admitting a permit too many',
+    expect: 'flagged',
+    locks: ['leaky-semaphore'],
+    config: { workMs: [2, 10] },
+  },
+  {
     name: 'control: lease never released',
     expect: 'flagged',
     locks: ['never-released'],

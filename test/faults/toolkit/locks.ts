@@ -58,7 +58,7 @@ export const SEMAPHORE_LIMIT = 2;
 
 /** How many permits a lock kind lets be held at once (1: an exclusive lock). */
 export function lockLimit(kind: LockKind): number {
-  return kind === 'semaphore' ? SEMAPHORE_LIMIT : 1;
+  return kind === 'semaphore' || kind === 'leaky-semaphore' ? SEMAPHORE_LIMIT : 1;
 }
 
 /** The probe of a Semaphore holder: its own entry among the live holders, by the server's clock. */
@@ -105,8 +105,11 @@ export function lockAdapter(
       return primitive(new Mutex(client, name, options));
     case 'fair-mutex':
       return primitive(new FairMutex(client, name, options));
-    case 'semaphore': {
-      const semaphore = new Semaphore(client, name, { ...options, limit: SEMAPHORE_LIMIT });
+    case 'semaphore':
+    case 'leaky-semaphore': {
+      // The leaky one's Redis admits a permit more than the checker allows: it must be flagged.
+      const limit = kind === 'semaphore' ? SEMAPHORE_LIMIT : SEMAPHORE_LIMIT + 1;
+      const semaphore = new Semaphore(client, name, { ...options, limit });
       return {
         acquire: async (signal) => {
           const permits = Math.random() < 0.5 ? 1 : 2;

@@ -24,6 +24,8 @@ export type LockKind =
   | 'fair-mutex'
   /** A Semaphore of `SEMAPHORE_LIMIT` permits (locks.ts); each acquisition takes 1 or 2. */
   | 'semaphore'
+  /** A Semaphore that admits one permit more than `SEMAPHORE_LIMIT`, checked against that limit. */
+  | 'leaky-semaphore'
   /** No lock at all: the "acquisition" succeeds at once and believes it lasts until release. */
   | 'no-lock'
   /**
