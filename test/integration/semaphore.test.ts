@@ -283,6 +283,19 @@ for (const kind of clientKinds) {
       assert.ok(maxSeen >= 1);
     });
 
+    test('a key of another kind at the name holds every permit, and a waiter that gives up still leaves', async () => {
+      const name = freshName();
+      const semaphore = sem(name, 3);
+      await redis.a.command('SET', semaphore.keys.lock, 'a-mutex-owner', 'PX', '10000');
+      assert.equal(await semaphore.tryAcquire(), null);
+      await assert.rejects(semaphore.acquire({ timeoutMs: 200 }), LockTimeoutError);
+      const state = await semaphore.inspect();
+      assert.deepEqual([state.locked, state.ownerToken, state.queueLength], [true, 'a-mutex-owner', 0]);
+      assert.equal(await semaphore.releaseToken('a-mutex-owner'), false);
+      assert.equal(await redis.a.command('GET', semaphore.keys.lock), 'a-mutex-owner', 'never changed');
+      await redis.a.command('DEL', semaphore.keys.lock);
+    });
+
     test('a waiter that times out or is aborted leaves the queue, one that crashed is skipped', async () => {
       const name = freshName();
       const semaphore = sem(name, 1);
