@@ -1,6 +1,12 @@
 import type { RedisClient } from '../adapters/client-types.js';
 import { type EffectiveOptions, type FairLockOptions, resolveFairLockOptions } from '../options.js';
-import { type FairLockState, fairAcquire, fairInspect, fairRelease } from '../protocol/fair-mutex.js';
+import {
+  type FairLockState,
+  fairAcquire,
+  fairExtend,
+  fairInspect,
+  fairRelease,
+} from '../protocol/fair-mutex.js';
 import type { AttemptOutcome } from './acquisition.js';
 import { Waiter } from './fair-waiter.js';
 import type { AttemptCall, AttemptHooks } from './lock-shell.js';
@@ -55,6 +61,11 @@ export class FairMutex extends ScriptedLock<FairLockOptions, FairLockState> {
     return this.run(fairRelease(this.keys, { token }));
   }
 
+  /** @internal Compare-and-extend (the holder's value records its expiry for the waiters). */
+  protected override sendExtend(token: string, ttlMs: number): Promise<boolean> {
+    return this.run(fairExtend(this.keys, { token, ttlMs }));
+  }
+
   /** @internal */
   protected readState(): Promise<FairLockState> {
     return this.run(fairInspect(this.keys));
@@ -86,6 +97,7 @@ export class FairMutex extends ScriptedLock<FairLockOptions, FairLockState> {
         ttlMs: options.ttlMs,
         entryTtlMs,
         grantChannel: this.grantedChannel,
+        maybeQueued: waiter.noteAttempt(),
       }),
     );
     // Acquired in this reply: the script set the TTL (or restarted it, after a hand-off whose message

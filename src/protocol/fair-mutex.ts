@@ -24,7 +24,7 @@ export type FairAcquireResult =
       readonly serverTimeMs: number;
     };
 
-const queueKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.queue, keys.waiters];
+const queueKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.queue, keys.renewals];
 
 export function fairAcquire(
   keys: LockKeys,
@@ -35,12 +35,23 @@ export function fairAcquire(
     readonly entryTtlMs: number;
     /** The channel this waiter hears its hand-off on. */
     readonly grantChannel: string;
+    /**
+     * Whether an earlier attempt of this acquire call may have queued it: the script then looks for
+     * its entry (and renews it) instead of queueing it again.
+     */
+    readonly maybeQueued: boolean;
   },
 ): ScriptCall<FairAcquireResult> {
   return scriptCall(
     scripts.fairAcquire,
     queueKeys(keys),
-    [params.token, String(params.ttlMs), String(params.entryTtlMs), params.grantChannel],
+    [
+      params.token,
+      String(params.ttlMs),
+      String(params.entryTtlMs),
+      params.grantChannel,
+      params.maybeQueued ? '1' : '0',
+    ],
     (reply) => {
       const [flag, value, time] = asArray('fair-acquire', reply, 3);
       const serverTimeMs = asInteger('fair-acquire', time);
@@ -61,6 +72,19 @@ export function fairRelease(keys: LockKeys, params: { readonly token: string }):
     [...queueKeys(keys), keys.lastReleased],
     [params.token],
     (reply) => asInteger('fair-release', reply) === 1,
+  );
+}
+
+/** Compare-and-extend: true when `token` holds the lock and its TTL is now `ttlMs`. */
+export function fairExtend(
+  keys: Pick<LockKeys, 'lock'>,
+  params: { readonly token: string; readonly ttlMs: number },
+): ScriptCall<boolean> {
+  return scriptCall(
+    scripts.fairExtend,
+    [keys.lock],
+    [params.token, String(params.ttlMs)],
+    (reply) => asInteger('fair-extend', reply) === 1,
   );
 }
 

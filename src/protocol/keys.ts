@@ -29,16 +29,18 @@ export interface LockKeys {
    */
   readonly releasedChannel: string;
   /**
-   * The last owner token that released the lock, kept 60 s, so a release re-sent after its reply
-   * was lost (an ioredis reconnect re-sends unanswered commands) still reports that it released.
+   * The last owner token that released the lock (FairMutex: that freed it with nobody to hand it
+   * to; a hand-off records the releaser in the new holder's value), kept 60 s, so a release re-sent
+   * after its reply was lost (an ioredis reconnect re-sends unanswered commands) still reports that
+   * it released.
    */
   readonly lastReleased: string;
   /** Mutex: waiters a release may wake, one at a time (a sorted set by deadline). */
   readonly sleepers: string;
-  /** FairMutex: the FIFO queue of waiter tokens, oldest first (a list). */
+  /** FairMutex: the FIFO queue of waiter entries ("deadline|ttl|#channel|channel token"), oldest first. */
   readonly queue: string;
-  /** FairMutex: each queued waiter's entry (a hash: token → "deadline|ttl|channel"). */
-  readonly waiters: string;
+  /** FairMutex: renewed deadlines of waiters that outlived their entry's (a hash: token → ms). */
+  readonly renewals: string;
   /** FairMutex: prefix of the channels hand-offs are announced on (one per client: `…:granted:<id>`). */
   readonly grantedChannelPrefix: string;
 }
@@ -52,7 +54,7 @@ export function lockKeys(prefix: string, name: string): LockKeys {
     lastReleased: `${base}:last-released`,
     sleepers: `${base}:sleepers`,
     queue: `${base}:queue`,
-    waiters: `${base}:waiters`,
+    renewals: `${base}:renewals`,
     grantedChannelPrefix: `${base}:granted:`,
   });
 }

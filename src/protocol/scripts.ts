@@ -1,6 +1,7 @@
 import { defineScript } from './script.js';
 import {
   fairAcquireLua,
+  fairExtendLua,
   fairInspectLua,
   fairReleaseLua,
   fencedWriteLua,
@@ -23,6 +24,7 @@ export const scripts = Object.freeze({
   fencedWrite: defineScript(fencedWriteLua),
   fairAcquire: defineScript(fairAcquireLua),
   fairRelease: defineScript(fairReleaseLua),
+  fairExtend: defineScript(fairExtendLua),
   fairInspect: defineScript(fairInspectLua),
   serverCheck: defineScript(serverCheckLua),
 });

@@ -32,7 +32,7 @@ function evalScript(
 
 const fairKeys = (name: string) => {
   const keys = lockKeys('locksmith', name);
-  return [keys.lock, keys.fence, keys.queue, keys.waiters];
+  return [keys.lock, keys.fence, keys.queue, keys.renewals];
 };
 const fairReleaseKeys = (name: string) => [...fairKeys(name), lockKeys('locksmith', name).lastReleased];
 

@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { UnexpectedReplyError } from '../../src/errors.js';
 import { scriptCall } from '../../src/protocol/call.js';
-import { decodeHandOff, fairAcquire, fairInspect, fairRelease } from '../../src/protocol/fair-mutex.js';
+import {
+  decodeHandOff,
+  fairAcquire,
+  fairExtend,
+  fairInspect,
+  fairRelease,
+} from '../../src/protocol/fair-mutex.js';
 import { fencedWriteCall } from '../../src/protocol/fenced-write.js';
 import { lockKeys } from '../../src/protocol/keys.js';
 import { lockExtend, mutexAcquire, mutexInspect, mutexRelease } from '../../src/protocol/mutex.js';
@@ -33,7 +39,14 @@ const calls = {
   mutexRelease: mutexRelease(keys, { token, wakeChannel: 'c' }),
   mutexExtend: lockExtend(keys, { token, ttlMs: 1000 }),
   mutexInspect: mutexInspect(keys),
-  fairAcquire: fairAcquire(keys, { token, ttlMs: 1000, entryTtlMs: 300, grantChannel: 'g' }),
+  fairAcquire: fairAcquire(keys, {
+    token,
+    ttlMs: 1000,
+    entryTtlMs: 300,
+    grantChannel: 'g',
+    maybeQueued: false,
+  }),
+  fairExtend: fairExtend(keys, { token, ttlMs: 1000 }),
   fairRelease: fairRelease(keys, { token }),
   fairInspect: fairInspect(keys),
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
@@ -65,13 +78,13 @@ describe('typed script calls', () => {
     assert.deepEqual(calls.mutexAcquire.keys, [keys.lock, keys.fence, keys.sleepers]);
     assert.deepEqual(calls.mutexAcquire.args, [token, '1000', '50', 'c', '1']);
     assert.deepEqual(calls.mutexRelease.keys, [keys.lock, keys.sleepers, keys.lastReleased]);
-    assert.deepEqual(calls.fairAcquire.keys, [keys.lock, keys.fence, keys.queue, keys.waiters]);
-    assert.deepEqual(calls.fairAcquire.args, [token, '1000', '300', 'g']);
+    assert.deepEqual(calls.fairAcquire.keys, [keys.lock, keys.fence, keys.queue, keys.renewals]);
+    assert.deepEqual(calls.fairAcquire.args, [token, '1000', '300', 'g', '0']);
     assert.deepEqual(calls.fairRelease.keys, [
       keys.lock,
       keys.fence,
       keys.queue,
-      keys.waiters,
+      keys.renewals,
       keys.lastReleased,
     ]);
     assert.deepEqual(calls.fencedWrite.keys, ['r', 'r:fence']);

@@ -15,6 +15,7 @@ import {
   type ViolationKind,
 } from './checker.js';
 import { clientKindIndex } from './client-rotation.js';
+import { ownerTokenOf } from './lock-value.js';
 import {
   type HistoryEvent,
   type LockKind,
@@ -284,7 +285,7 @@ async function sampleOwners(
       const t = mono();
       const owners = await Promise.race([admin.mget(...keys), sleep(200).then(() => undefined)]);
       owners?.forEach((owner, i) => {
-        if (owner) samples.push({ lock: lockNames[i] as string, owner, t });
+        if (owner) samples.push({ lock: lockNames[i] as string, owner: ownerTokenOf(owner), t });
       });
     } catch {
       // Redis paused, killed or restarting: nothing learned this time.
