@@ -9,6 +9,7 @@ export type LockErrorCode =
   | 'ALREADY_ACQUIRED'
   | 'LOCK_LOST'
   | 'NOT_HELD'
+  | 'PERMITS_OVER_LIMIT'
   | 'UNSUPPORTED_CLIENT'
   | 'UNSUPPORTED_SERVER'
   | 'CLIENT_CLOSED'
@@ -100,6 +101,24 @@ export class NotHeldError extends LockError {
     detail: string,
   ) {
     super('NOT_HELD', `Lock "${lockName}" is not held: ${detail}`);
+  }
+}
+
+/**
+ * A Semaphore acquisition asked for more permits than the limit in force (lowered by `setLimit()`
+ * below what the call asks): it could never be granted, so it stopped waiting and left the queue.
+ */
+export class PermitsOverLimitError extends LockError {
+  override readonly name = 'PermitsOverLimitError';
+  constructor(
+    readonly lockName: string,
+    readonly permits: number,
+    readonly limit: number,
+  ) {
+    super(
+      'PERMITS_OVER_LIMIT',
+      `Semaphore "${lockName}" cannot grant ${permits} permits: its limit is now ${limit} (setLimit)`,
+    );
   }
 }
 

@@ -17,6 +17,7 @@ export {
   type LockLostReason,
   LockTimeoutError,
   NotHeldError,
+  PermitsOverLimitError,
   RedisCommandError,
   RedisUnavailableError,
   TooManyAttemptsError,
@@ -36,12 +37,18 @@ export {
   type AcquireOptions,
   defaultFairLockOptions,
   defaultLockOptions,
+  defaultSemaphoreOptions,
   type FairLockOptions,
   type LockOptions,
+  type SemaphoreAcquireOptions,
+  type SemaphoreOptions,
+  type SemaphoreTryAcquireOptions,
   type TryAcquireOptions,
 } from './options.js';
 export { FairMutex } from './primitives/fair-mutex.js';
 export type { LockedWork } from './primitives/lock-shell.js';
 export { Mutex } from './primitives/mutex.js';
+export { Semaphore } from './primitives/semaphore.js';
 export type { FairLockState } from './protocol/fair-mutex.js';
 export type { LockState } from './protocol/lock-state.js';
+export type { SemaphoreHolder, SemaphoreState } from './protocol/semaphore.js';

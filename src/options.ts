@@ -6,6 +6,7 @@ import {
   checkFunction,
   checkMs,
   checkOptionsObject,
+  checkPermits,
   checkPrefix,
   checkSignal,
   checkTtlMs,
@@ -82,6 +83,23 @@ export interface FairLockOptions extends LockOptions {
   waiterTtlMs: number;
 }
 
+/**
+ * How a Semaphore behaves: the FairMutex's options (a queued waiter's place outlives it by
+ * `waiterTtlMs`), plus how many holders it admits and how many permits a call takes.
+ */
+export interface SemaphoreOptions extends FairLockOptions {
+  /**
+   * How many permits exist (required): at most this many are held at once, by any number of
+   * processes. A limit stored with `setLimit()` takes precedence, for every Semaphore on the name.
+   */
+  limit: number;
+  /**
+   * How many permits one acquisition takes, all or none (a per-call option too).
+   * @default 1
+   */
+  permits: number;
+}
+
 /** Per-call overrides for `acquire()` / `tryAcquire()` / `using()`. */
 export interface AcquireOptions
   extends Partial<
@@ -107,6 +125,18 @@ export const defaultLockOptions: Readonly<LockOptions> = Object.freeze({
 export const defaultFairLockOptions: Readonly<FairLockOptions> = Object.freeze({
   ...defaultLockOptions,
   waiterTtlMs: 30_000,
+});
+
+/** Per-call overrides for a Semaphore's `acquire()` / `using()`: the lock's, and `permits`. */
+export interface SemaphoreAcquireOptions extends AcquireOptions, Partial<Pick<SemaphoreOptions, 'permits'>> {}
+
+/** Per-call overrides for a Semaphore's `tryAcquire()`. */
+export type SemaphoreTryAcquireOptions = TryAcquireOptions & Partial<Pick<SemaphoreOptions, 'permits'>>;
+
+/** A Semaphore's defaults; `limit` has none (it must be given). */
+export const defaultSemaphoreOptions: Readonly<Omit<SemaphoreOptions, 'limit'>> = Object.freeze({
+  ...defaultFairLockOptions,
+  permits: 1,
 });
 
 const acquireOptionNames: (keyof AcquireOptions)[] = [
@@ -142,6 +172,12 @@ const lockChecks: Checks<LockOptions> = {
 
 const fairLockChecks: Checks<FairLockOptions> = { ...lockChecks, waiterTtlMs: (n, v) => checkMs(n, v) };
 
+const semaphoreChecks: Checks<SemaphoreOptions> = {
+  ...fairLockChecks,
+  limit: (n, v) => checkCount(n, v, { min: 1 }),
+  permits: (n, v) => checkCount(n, v, { min: 1 }),
+};
+
 function checkFields<T extends object>(given: Partial<T>, table: Partial<Checks<T>>): void {
   for (const [key, value] of Object.entries(given)) {
     if (value === undefined) continue;
@@ -157,6 +193,19 @@ export function resolveLockOptions(options: unknown): Readonly<LockOptions> {
 /** Checks a FairMutex's options and merges them over the defaults into a new frozen object. */
 export function resolveFairLockOptions(options: unknown): Readonly<FairLockOptions> {
   return resolveOptions(options, defaultFairLockOptions, fairLockChecks);
+}
+
+/**
+ * Checks a Semaphore's options (`limit` is required) and merges them over the defaults into a new
+ * frozen object.
+ */
+export function resolveSemaphoreOptions(options: unknown): Readonly<SemaphoreOptions> {
+  const names = [...Object.keys(defaultSemaphoreOptions), 'limit'] as (keyof SemaphoreOptions & string)[];
+  const { limit } = checkOptionsObject<SemaphoreOptions>('options', options, names);
+  const defaults = { ...defaultSemaphoreOptions, limit: semaphoreChecks.limit('limit', limit) };
+  const resolved = resolveOptions(options, defaults, semaphoreChecks);
+  checkPermits('permits', resolved.permits, resolved.limit);
+  return resolved;
 }
 
 /** Checks options against a lock kind's table; the caller's object is never changed. */
@@ -183,15 +232,43 @@ export type TryAcquireOptions = Pick<AcquireOptions, 'ttlMs' | 'autoExtend' | 's
 
 export const tryAcquireOptionNames: (keyof TryAcquireOptions)[] = ['ttlMs', 'autoExtend', 'signal'];
 
+/** A check per option name (a lock kind's table, as `checkFields` runs it). */
+type CheckTable = Readonly<Record<string, (name: string, value: unknown) => unknown>>;
+
+/**
+ * The per-call options of a lock kind: the names `acquire()`/`using()` and `tryAcquire()` accept,
+ * and the checks they run. Each name is an option of the lock too (the call overrides it).
+ */
+export interface CallOptionTable {
+  readonly acquire: readonly string[];
+  readonly tryAcquire: readonly string[];
+  readonly checks: CheckTable;
+}
+
+/** Every lock kind's per-call options, unless it adds its own. */
+export const lockCallOptions: CallOptionTable = Object.freeze({
+  acquire: acquireOptionNames,
+  tryAcquire: tryAcquireOptionNames,
+  checks: lockChecks,
+});
+
+/** A Semaphore's per-call options: every lock's, and `permits`. */
+export const semaphoreCallOptions: CallOptionTable = Object.freeze({
+  acquire: [...acquireOptionNames, 'permits'],
+  tryAcquire: [...tryAcquireOptionNames, 'permits'],
+  checks: semaphoreChecks,
+});
+
 /** Checks per-call options; returns the effective options for this call (caller's object untouched). */
 export function resolveAcquireOptions<T extends LockOptions>(
   options: unknown,
   base: Readonly<T>,
-  known: readonly (keyof AcquireOptions)[] = acquireOptionNames,
+  known: readonly string[] = acquireOptionNames,
+  checks: CheckTable = lockChecks,
 ): EffectiveOptions<T> {
-  const given = checkOptionsObject<AcquireOptions>('options', options, known);
+  const given = checkOptionsObject<AcquireOptions>('options', options, known as (keyof AcquireOptions)[]);
   const { signal, ...rest } = given;
-  checkFields(rest as Partial<LockOptions>, lockChecks);
+  checkFields(rest as Record<string, unknown>, checks);
   if (signal !== undefined) checkSignal('signal', signal);
   const resolved = { ...base, ...withoutUndefined(rest), signal };
   checkTtlMs('ttlMs', resolved.ttlMs, resolved.driftFactor);

@@ -67,6 +67,12 @@ export function checkCount(name: string, value: unknown, { allowInfinity = false
   return value;
 }
 
+/** Permits asked of a Semaphore (already a whole number ≥ 1): at most its limit, or it could never be granted. */
+export function checkPermits(name: string, value: number, limit: number): number {
+  if (value > limit) fail(RangeError, name, `at most the semaphore's limit (${limit})`, value);
+  return value;
+}
+
 /** A finite number in [min, max]. */
 export function checkFraction(name: string, value: unknown, min: number, max: number): number {
   const expected = `a number from ${min} to ${max}`;

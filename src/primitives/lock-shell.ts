@@ -3,11 +3,12 @@ import { LockLostError } from '../errors.js';
 import type { Lease, LeaseBackend } from '../lease/lease.js';
 import {
   type AcquireOptions,
+  type CallOptionTable,
   type EffectiveOptions,
   type LockOptions,
+  lockCallOptions,
   resolveAcquireOptions,
   type TryAcquireOptions,
-  tryAcquireOptionNames,
 } from '../options.js';
 import type { LockState } from '../protocol/lock-state.js';
 import { newToken } from '../token.js';
@@ -59,11 +60,16 @@ export interface AttemptHooks {
  * - `readState()`: the lock's state in Redis, for `inspect()`.
  *
  * `holds(token)` and `grant(granted, options)` have defaults a kind may override (a multi-permit or
- * quorum lease). Nothing here knows about Redis clients: the single-node kinds get theirs from
+ * quorum lease), and so has `callOptions()`: the per-call options (`Call`) a kind accepts beyond
+ * every lock's (the Semaphore's `permits`). Nothing here knows about Redis clients: the single-node kinds get theirs from
  * `ScriptedLock`, a quorum over several servers would implement the same hooks over its nodes.
  * docs/design.md §11 checks these hooks against a semaphore, a read-write lock and Redlock.
  */
-export abstract class LockShell<Options extends LockOptions, State extends LockState> {
+export abstract class LockShell<
+  Options extends LockOptions,
+  State extends LockState,
+  Call extends AcquireOptions = AcquireOptions,
+> {
   /** @internal What the leases of this lock call back into. */
   protected readonly backend: LeaseBackend = {
     extend: (token, ttlMs) => this.sendExtend(token, ttlMs),
@@ -92,6 +98,11 @@ export abstract class LockShell<Options extends LockOptions, State extends LockS
     return (await this.readState()).ownerToken === token;
   }
 
+  /** @internal The per-call options this kind accepts and their checks (names of `Options` fields). */
+  protected callOptions(): CallOptionTable {
+    return lockCallOptions;
+  }
+
   /** @internal Turns a grant into the lease the caller receives. */
   protected grant(granted: Granted, options: Readonly<LockOptions>): Lease {
     return grantLease(this.name, this.backend, granted, options);
@@ -104,8 +115,9 @@ export abstract class LockShell<Options extends LockOptions, State extends LockS
    * `signal` aborts; in every case its token is given back and any waiting state left (best-effort
    * when Redis is unreachable).
    */
-  async acquire(options?: AcquireOptions): Promise<Lease> {
-    const effective = resolveAcquireOptions(options, this.options);
+  async acquire(options?: Call): Promise<Lease> {
+    const table = this.callOptions();
+    const effective = resolveAcquireOptions(options, this.options, table.acquire, table.checks);
     const token = newToken();
     const deadline = effective.clock.now() + effective.timeoutMs;
     const hooks = this.planAttempts({ token, options: effective, mode: 'wait', deadline });
@@ -129,8 +141,9 @@ export abstract class LockShell<Options extends LockOptions, State extends LockS
    * `RedisUnavailableError` when no reply came within `ttlMs` or the attempt failed (then the token
    * is given back best-effort), or the `LockError` that says what is wrong.
    */
-  async tryAcquire(options?: TryAcquireOptions): Promise<Lease | null> {
-    const effective = resolveAcquireOptions(options, this.options, tryAcquireOptionNames);
+  async tryAcquire(options?: TryAcquireOptions & Omit<Call, keyof AcquireOptions>): Promise<Lease | null> {
+    const table = this.callOptions();
+    const effective = resolveAcquireOptions(options, this.options, table.tryAcquire, table.checks);
     effective.signal?.throwIfAborted();
     const token = newToken();
     const deadline = effective.clock.now();
@@ -163,7 +176,7 @@ export abstract class LockShell<Options extends LockOptions, State extends LockS
    * thrown by `work` is the one you get back, whatever happens to the release. `signal` aborts
    * with a `LockLostError` if the lock is lost while `work` runs.
    */
-  async using<T>(work: LockedWork<T>, options?: AcquireOptions): Promise<T> {
+  async using<T>(work: LockedWork<T>, options?: Call): Promise<T> {
     checkFunction('work', work);
     const lease = await this.acquire(options);
     // Acquisition never hands out a lease without validity; this guards the gap before `work` starts.

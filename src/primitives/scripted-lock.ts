@@ -2,7 +2,7 @@ import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
 import { runScript } from '../adapters/run-script.js';
 import { hubFor, type SubscriberHub } from '../adapters/subscriber-hub.js';
-import type { LockOptions } from '../options.js';
+import type { AcquireOptions, LockOptions } from '../options.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import type { LockState } from '../protocol/lock-state.js';
@@ -15,10 +15,11 @@ import { LockShell } from './lock-shell.js';
  * (src/protocol/) on that client and names the per-client channels waiters hear; the lock kinds
  * never see the client itself.
  */
-export abstract class ScriptedLock<Options extends LockOptions, State extends LockState> extends LockShell<
-  Options,
-  State
-> {
+export abstract class ScriptedLock<
+  Options extends LockOptions,
+  State extends LockState,
+  Call extends AcquireOptions = AcquireOptions,
+> extends LockShell<Options, State, Call> {
   // `@internal` members are left out of the published declarations (tsup.config.ts: stripInternal):
   // they name adapter and protocol internals that users never need and must not come to rely on.
   /** @internal The Redis keys of this lock (tests and the fault suite look at them). */

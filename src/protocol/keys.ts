@@ -58,3 +58,18 @@ export function lockKeys(prefix: string, name: string): LockKeys {
     grantedChannelPrefix: `${base}:granted:`,
   });
 }
+
+/**
+ * A Semaphore's keys beyond the lock's (whose `lock` key holds the holders, a sorted set, and whose
+ * `queue` is its FIFO queue of waiter tokens). Suffixes without `}`, as above.
+ */
+export interface SemaphoreKeys {
+  /** Each queued waiter's entry (a hash: token → "deadline|ttl|permits|channel"). */
+  readonly waiters: string;
+  /** The limit `setLimit` stored (no expiry); absent, each caller's `limit` option is in force. */
+  readonly limit: string;
+}
+
+export function semaphoreKeys(keys: Pick<LockKeys, 'lock'>): SemaphoreKeys {
+  return Object.freeze({ waiters: `${keys.lock}:waiters`, limit: `${keys.lock}:limit` });
+}

@@ -9,6 +9,11 @@ import {
   mutexExtendLua,
   mutexInspectLua,
   mutexReleaseLua,
+  semaphoreAcquireLua,
+  semaphoreExtendLua,
+  semaphoreInspectLua,
+  semaphoreReleaseLua,
+  semaphoreSetLimitLua,
   serverCheckLua,
 } from './scripts.generated.js';
 
@@ -26,5 +31,10 @@ export const scripts = Object.freeze({
   fairRelease: defineScript(fairReleaseLua),
   fairExtend: defineScript(fairExtendLua),
   fairInspect: defineScript(fairInspectLua),
+  semaphoreAcquire: defineScript(semaphoreAcquireLua),
+  semaphoreRelease: defineScript(semaphoreReleaseLua),
+  semaphoreExtend: defineScript(semaphoreExtendLua),
+  semaphoreInspect: defineScript(semaphoreInspectLua),
+  semaphoreSetLimit: defineScript(semaphoreSetLimitLua),
   serverCheck: defineScript(serverCheckLua),
 });

@@ -12,6 +12,7 @@ import {
   type LockState,
   Mutex,
   type RedisClient,
+  Semaphore,
   type TryAcquireOptions,
 } from '../../src/index.js';
 import type { TestClient } from '../fixtures/clients.js';
@@ -58,6 +59,11 @@ export const lockKinds: readonly LockKind[] = [
   lockKind({
     name: 'FairMutex',
     create: (client, name, options) => new FairMutex(client, name, options),
+    waiters: async (lock, redis) => Number(await redis.command('LLEN', lock.keys.queue)),
+  }),
+  lockKind({
+    name: 'Semaphore',
+    create: (client, name, options) => new Semaphore(client, name, { ...options, limit: 1 }),
     waiters: async (lock, redis) => Number(await redis.command('LLEN', lock.keys.queue)),
   }),
 ];

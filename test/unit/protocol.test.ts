@@ -22,6 +22,7 @@ import { lockKeys } from '../../src/protocol/keys.js';
 import { lockExtend, mutexAcquire, mutexInspect, mutexRelease } from '../../src/protocol/mutex.js';
 import { scripts } from '../../src/protocol/scripts.js';
 import { serverCheck } from '../../src/protocol/server-check.js';
+import { semaphoreCalls } from '../fixtures/semaphore-calls.js';
 
 const dir = join(import.meta.dirname, '../../src/protocol/scripts');
 const keys = lockKeys('p', 'job');
@@ -51,6 +52,7 @@ const calls = {
   fairInspect: fairInspect(keys),
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
   serverCheck: serverCheck('p:probe'),
+  ...semaphoreCalls(keys, token),
 };
 
 /** The highest n of `-- KEYS[n]` / `-- ARGV[n]` lines in a .lua file's header. */

@@ -1,0 +1,49 @@
+import type { Clock } from '../clock.js';
+import type { FairAcquireResult } from '../protocol/fair-mutex.js';
+import type { AttemptOutcome } from './acquisition.js';
+import type { Waiter } from './fair-waiter.js';
+
+/**
+ * One attempt of a lock kind that queues its waiters in FIFO order and hands grants to them by a
+ * message (the FairMutex's shape, which the Semaphore shares): once the hand-off message has been
+ * heard, no round trip at all; otherwise `send` runs the kind's enqueue-or-acquire script, which
+ * queues the caller on the first call and renews its place (and finds a hand-off whose message was
+ * missed) on later ones. Without a `deadline` (a single try) nothing is queued.
+ */
+export async function queuedAttempt(
+  waiter: Waiter,
+  options: Readonly<{ clock: Clock; waiterTtlMs: number }>,
+  deadline: number | undefined,
+  send: (entryTtlMs: number) => Promise<FairAcquireResult>,
+): Promise<AttemptOutcome> {
+  const handOff = waiter.handOff();
+  // A grant with no validity left (a hand-off heard too late, a reply after a pause) is handed on
+  // by the waiting loop, which alone knows whether this attempt is the call's current one.
+  if (handOff) return { acquired: true, ...handOff };
+  const { clock } = options;
+  const sentAt = clock.now();
+  const sentAtWall = clock.wallNow?.();
+  const remainingMs = deadline === undefined ? 0 : deadline - sentAt;
+  const entryTtlMs =
+    deadline === undefined ? 0 : Math.max(1, Math.ceil(Math.min(remainingMs, options.waiterTtlMs)));
+  const result = await send(entryTtlMs);
+  // Acquired in this reply: the script set the TTL (or restarted it, after a hand-off whose message
+  // we missed) while serving this request, so counting from its send time errs on the safe side.
+  if (result.acquired) {
+    waiter.noteGrant(result.fencingToken);
+    return { acquired: true, fencingToken: result.fencingToken, sentAt, sentAtWall };
+  }
+  waiter.anchor(sentAt, result.serverTimeMs);
+  // Wake to renew the place before it expires (only when it is shorter than our own deadline), and
+  // when the bound runs out: a crashed holder releases nothing, so a waiter's next attempt is what
+  // hands the lock on.
+  const renewInMs =
+    entryTtlMs > 0 && entryTtlMs < remainingMs
+      ? Math.max(1, Math.floor(entryTtlMs / 3))
+      : Number.POSITIVE_INFINITY;
+  // A bound of 0 is a holder in its last millisecond (Redis rounds down): try again at once, since a
+  // holder that crashed will never hand on. Only -1 (nothing bounds it) leaves us to the message.
+  const bound = result.waitBoundMs;
+  const holderPttlMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
+  return { acquired: false, holderPttlMs, renewInMs };
+}

@@ -1,0 +1,52 @@
+-- semaphore-queue (included by the Semaphore scripts that grant permits; needs next-fence.lua and
+-- semaphore-holders.lua before it): the FIFO queue of waiters, and handing permits to them.
+-- The queue is a list of waiter tokens, oldest first; each waiter's entry is in a hash,
+-- token -> "<deadline ms (server time)>|<lease TTL ms>|<permits>|<grant channel>".
+-- `keys` names them: {holders, fence, queue, waiters}.
+
+-- The limit in force: the one `setLimit` stored for this name, else the caller's `limit` option.
+local function current_limit(limit_key, given)
+  return tonumber(redis.call('get', limit_key) or given)
+end
+
+-- Grants `permits` to `token` for `ttl` ms and returns its fencing token.
+local function grant(keys, token, permits, ttl, t, now)
+  local fence = next_fence(keys.fence, t)
+  hold_for(keys.holders, string.format('%d|%d|', permits, fence) .. token, ttl, now)
+  return fence
+end
+
+-- Removes `token`'s queue entry, if it has one.
+local function leave_queue(keys, token)
+  if redis.call('hdel', keys.waiters, token) == 1 then redis.call('lrem', keys.queue, 1, token) end
+end
+
+-- Hands permits to the waiters at the head of the queue, oldest first, while the head's request
+-- fits in the `free` permits: the waiter's entry becomes a holder with its TTL and the next fencing
+-- token, and "token:fencing token:server time ms" is published on its channel, so it holds the
+-- permits without another round trip. The first request that does not fit stops it (nobody behind
+-- overtakes it, so a large request is not starved by small ones). Entries past their deadline
+-- (their waiter died or gave up) and requests above the limit (lowered by `setLimit`) are dropped.
+-- Stops at `me` (a waiter serving the queue on its own attempt decides for itself). A refused
+-- PUBLISH (an ACL user without channel permissions) is ignored: the waiter finds the permits its
+-- own at its next attempt. Returns the free permits left and whether `me` is at the head.
+local function serve(keys, free, limit, t, now, me)
+  while true do
+    local head = redis.call('lindex', keys.queue, 0)
+    if not head then return free, false end
+    if head == me then return free, true end
+    local entry = redis.call('hget', keys.waiters, head)
+    local deadline, ttl, permits, channel
+    if entry then deadline, ttl, permits, channel = string.match(entry, '^(%d+)|(%d+)|(%d+)|(.*)$') end
+    local live = deadline and tonumber(deadline) >= now and tonumber(permits) <= limit
+    if live and tonumber(permits) > free then return free, false end
+    redis.call('lpop', keys.queue)
+    redis.call('hdel', keys.waiters, head)
+    if live then
+      local fence = grant(keys, head, tonumber(permits), tonumber(ttl), t, now)
+      redis.pcall('publish', channel,
+        head .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
+      free = free - tonumber(permits)
+    end
+  end
+end

@@ -1,0 +1,75 @@
+-- semaphore-acquire: take permits of a Semaphore in strict arrival order, or join (or renew a place
+-- in) its queue.
+-- KEYS[1] the holders: a sorted set at the lock key (see include/semaphore-holders.lua)
+-- KEYS[2] the fencing counter (never expires, so tokens only grow)
+-- KEYS[3] the queue: a list of waiter tokens, oldest first
+-- KEYS[4] the waiters: a hash, token -> "deadline ms (server time)|lease TTL ms|permits|grant channel"
+-- KEYS[5] the limit stored by setLimit (absent: ARGV[4] is the limit)
+-- ARGV[1] the owner token of this acquisition (the same for every attempt of one acquire call)
+-- ARGV[2] the lease TTL in milliseconds
+-- ARGV[3] how many permits this acquisition takes, all or none
+-- ARGV[4] the caller's `limit` option, in force when no limit is stored
+-- ARGV[5] how long this waiter's queue entry lives without being renewed, in ms; 0 for a single try
+--         that never queues (tryAcquire)
+-- ARGV[6] the channel this waiter hears its hand-off on
+-- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off whose
+--        message may still be on its way: its TTL is then restarted, so the caller may count it from
+--        when it sent this request);
+--        {0, wait bound in ms, server time ms} when queued (or not taken, with ARGV[5] 0). The wait
+--        bound is the longest the caller should wait before trying again: until the first holder's
+--        expiry (a crashed holder frees its permits only then, and it is a waiter's attempt that
+--        hands them on), and no longer than the shortest lease TTL among the other live waiters
+--        (any of them may be handed permits and crash). -1 when nothing bounds it.
+--        {-1, limit, server time ms} when ARGV[3] is more than the limit in force (lowered by
+--        setLimit): the request could never be granted, and it leaves the queue.
+-- Permits go to the caller only when no live waiter is ahead of it (after the queue was served
+-- with the free permits) and enough are free. Costs O(holders + waiters) when not acquired.
+-- #include next-fence.lua
+-- #include semaphore-holders.lua
+-- #include semaphore-queue.lua
+local t = redis.call('time')
+local now = server_ms(t)
+local keys = {holders = KEYS[1], fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
+local me, ttl, permits = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+
+local holders = read_holders(keys.holders, now, me)
+local bound
+if holders then
+  if holders.mine then
+    hold_for(keys.holders, holders.mine.member, ttl, now)
+    return {1, holders.mine.fence, now}
+  end
+  local limit = current_limit(KEYS[5], ARGV[4])
+  if permits > limit then
+    leave_queue(keys, me)
+    return {-1, limit, now}
+  end
+  local free, at_head = serve(keys, limit - holders.held, limit, t, now, me)
+  if permits <= free and (at_head or redis.call('llen', keys.queue) == 0) then
+    if at_head then leave_queue(keys, me) end
+    return {1, grant(keys, me, permits, ttl, t, now), now}
+  end
+  local first = redis.call('zrange', keys.holders, 0, 0, 'withscores')
+  bound = first[2] and math.max(0, tonumber(first[2]) - now) or -1
+else
+  bound = redis.call('pttl', keys.holders)
+end
+
+local lifetime = tonumber(ARGV[5])
+if lifetime > 0 then
+  local entry = string.format('%d', now + lifetime) .. '|' .. ARGV[2] .. '|' .. ARGV[3] .. '|' .. ARGV[6]
+  if redis.call('hset', keys.waiters, me, entry) == 1 then redis.call('rpush', keys.queue, me) end
+  -- The queue keys outlive their longest-lived entry, and no longer: an abandoned queue goes away.
+  for _, key in ipairs({keys.queue, keys.waiters}) do
+    if redis.call('pttl', key) < lifetime then redis.call('pexpire', key, lifetime) end
+  end
+end
+local waiters = redis.call('hgetall', keys.waiters)
+for i = 1, #waiters, 2 do
+  local deadline, waiter_ttl = string.match(waiters[i + 1], '^(%d+)|(%d+)|')
+  waiter_ttl = tonumber(waiter_ttl)
+  if waiters[i] ~= me and waiter_ttl and tonumber(deadline) >= now and (bound < 0 or waiter_ttl < bound) then
+    bound = waiter_ttl
+  end
+end
+return {0, bound, now}

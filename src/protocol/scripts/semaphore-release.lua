@@ -1,0 +1,37 @@
+-- semaphore-release: give back a Semaphore acquisition's permits, handing them straight to the
+-- waiters at the head of the queue; or leave the queue (a waiter that timed out or was aborted).
+-- KEYS[1] the holders: a sorted set at the lock key (see include/semaphore-holders.lua)
+-- KEYS[2] the fencing counter
+-- KEYS[3] the queue: a list of waiter tokens, oldest first
+-- KEYS[4] the waiters: a hash, token -> "deadline ms (server time)|lease TTL ms|permits|grant channel"
+-- KEYS[5] the limit stored by setLimit (absent: ARGV[2] is the limit)
+-- KEYS[6] the release tombstone: the last token that released here, kept 60 s
+-- ARGV[1] the owner token that releases its permits, or whose queue entry is removed
+-- ARGV[2] the caller's `limit` option, in force when no limit is stored
+-- Reply: 1 when this token held permits (they now belong to the next waiters that fit, or are
+--        free), or when this token is the one that released last (a release re-sent after its reply
+--        was lost: it did release; nothing changes); 0 when it did not (its queue entry, if any, is
+--        removed; permits found free with live waiters queued are handed to them).
+-- Holders above a lowered limit keep their permits until they release; a release then hands on
+-- only what the limit leaves free.
+-- #include next-fence.lua
+-- #include semaphore-holders.lua
+-- #include semaphore-queue.lua
+local t = redis.call('time')
+local now = server_ms(t)
+local keys = {holders = KEYS[1], fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
+local me = ARGV[1]
+
+local holders = read_holders(keys.holders, now, me)
+if not holders then return 0 end
+local limit = current_limit(KEYS[5], ARGV[2])
+if holders.mine then
+  redis.call('zrem', keys.holders, holders.mine.member)
+  redis.call('set', KEYS[6], me, 'PX', 60000)
+  serve(keys, limit - (holders.held - holders.mine.permits), limit, t, now, '')
+  return 1
+end
+if redis.call('get', KEYS[6]) == me then return 1 end
+leave_queue(keys, me)
+serve(keys, limit - holders.held, limit, t, now, '')
+return 0

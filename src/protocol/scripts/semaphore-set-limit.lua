@@ -1,0 +1,23 @@
+-- semaphore-set-limit: change a Semaphore's limit at run time (an operator's call), and hand the
+-- permits a raised limit frees to the waiters at the head of the queue.
+-- KEYS[1] the holders: a sorted set at the lock key (see include/semaphore-holders.lua)
+-- KEYS[2] the fencing counter
+-- KEYS[3] the queue: a list of waiter tokens, oldest first
+-- KEYS[4] the waiters: a hash, token -> "deadline ms (server time)|lease TTL ms|permits|grant channel"
+-- KEYS[5] the stored limit (no expiry: it outlives every holder, and overrides every caller's
+--         `limit` option from now on)
+-- ARGV[1] the new limit, a positive integer
+-- Reply: the permits held now. Holders above a lowered limit keep theirs until they release: none
+-- is taken back, and nothing is granted until the permits held are below the new limit.
+-- #include next-fence.lua
+-- #include semaphore-holders.lua
+-- #include semaphore-queue.lua
+local t = redis.call('time')
+local now = server_ms(t)
+local keys = {holders = KEYS[1], fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
+local limit = tonumber(ARGV[1])
+redis.call('set', KEYS[5], ARGV[1])
+local holders = read_holders(keys.holders, now, '')
+if not holders then return 0 end
+serve(keys, limit - holders.held, limit, t, now, '')
+return read_holders(keys.holders, now, '').held

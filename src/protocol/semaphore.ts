@@ -1,0 +1,178 @@
+/** Typed calls of the Semaphore's scripts (semaphore-*.lua). */
+import { UnexpectedReplyError } from '../errors.js';
+import { type ScriptCall, scriptCall } from './call.js';
+import type { FairAcquireResult } from './fair-mutex.js';
+import type { LockKeys, SemaphoreKeys } from './keys.js';
+import type { LockState } from './lock-state.js';
+import { asArray, asInteger, asString } from './replies.js';
+import { scripts } from './scripts.js';
+
+/** The keys every Semaphore script names. */
+export type SemaphoreScriptKeys = Pick<LockKeys, 'lock' | 'fence' | 'queue' | 'lastReleased'> & SemaphoreKeys;
+
+/** One acquisition holding permits, as `inspect()` reports it. */
+export interface SemaphoreHolder {
+  /** The acquisition's owner token (its lease's `token`). */
+  readonly token: string;
+  /** How many permits it holds. */
+  readonly permits: number;
+  readonly fencingToken: number;
+  /** Milliseconds until it expires, by the server's clock. */
+  readonly remainingTtlMs: number;
+}
+
+/**
+ * A Semaphore's state in Redis. As a `LockState`: `locked` when anyone holds permits, `ownerToken`
+ * and `remainingTtlMs` those of the holder that expires first (with limit 1: the holder). A key of
+ * another kind at the lock's name (a Mutex's) holds every permit: `locked`, `ownerToken` its value,
+ * no `holders`.
+ */
+export interface SemaphoreState extends LockState {
+  /** The limit in force: the one `setLimit` stored, else this Semaphore's `limit` option. */
+  readonly limit: number;
+  /** Permits held, in total (more than `limit` after the limit was lowered, until holders release). */
+  readonly permitsHeld: number;
+  /** Every live acquisition, earliest expiry first. */
+  readonly holders: readonly SemaphoreHolder[];
+  /** Entries in the queue (those of waiters that died are counted until they are dropped). */
+  readonly queueLength: number;
+}
+
+/**
+ * What one enqueue-or-acquire attempt learned: the FairMutex's results, or that more permits were
+ * asked for than the limit in force (lowered by `setLimit`), which can never be granted.
+ */
+export type SemaphoreAcquireResult =
+  | FairAcquireResult
+  | { readonly acquired: false; readonly overLimit: number; readonly serverTimeMs: number };
+
+const queueKeys = (keys: SemaphoreScriptKeys) => [
+  keys.lock,
+  keys.fence,
+  keys.queue,
+  keys.waiters,
+  keys.limit,
+];
+
+export function semaphoreAcquire(
+  keys: SemaphoreScriptKeys,
+  params: {
+    readonly token: string;
+    readonly ttlMs: number;
+    readonly permits: number;
+    /** The caller's `limit` option (in force when no limit is stored). */
+    readonly limit: number;
+    /** How long the queue entry lives without renewal; 0 never queues (a single try). */
+    readonly entryTtlMs: number;
+    /** The channel this waiter hears its hand-off on. */
+    readonly grantChannel: string;
+  },
+): ScriptCall<SemaphoreAcquireResult> {
+  return scriptCall(
+    scripts.semaphoreAcquire,
+    queueKeys(keys),
+    [
+      params.token,
+      String(params.ttlMs),
+      String(params.permits),
+      String(params.limit),
+      String(params.entryTtlMs),
+      params.grantChannel,
+    ],
+    (reply) => {
+      const [flag, value, time] = asArray('semaphore-acquire', reply, 3);
+      const serverTimeMs = asInteger('semaphore-acquire', time);
+      const number = asInteger('semaphore-acquire', value);
+      switch (asInteger('semaphore-acquire', flag)) {
+        case 1:
+          return { acquired: true, fencingToken: number, serverTimeMs };
+        case 0:
+          return { acquired: false, waitBoundMs: number, serverTimeMs };
+        default:
+          return { acquired: false, overLimit: number, serverTimeMs };
+      }
+    },
+  );
+}
+
+/**
+ * Gives back the permits `token` holds, handing them to the waiters at the head of the queue, or
+ * removes `token` from the queue. True when `token` held permits (or released last: a re-sent release).
+ */
+export function semaphoreRelease(
+  keys: SemaphoreScriptKeys,
+  params: { readonly token: string; readonly limit: number },
+): ScriptCall<boolean> {
+  return scriptCall(
+    scripts.semaphoreRelease,
+    [...queueKeys(keys), keys.lastReleased],
+    [params.token, String(params.limit)],
+    (reply) => asInteger('semaphore-release', reply) === 1,
+  );
+}
+
+/** Compare-and-extend: true when `token` holds permits and they now expire `ttlMs` from now. */
+export function semaphoreExtend(
+  keys: Pick<LockKeys, 'lock'>,
+  params: { readonly token: string; readonly ttlMs: number },
+): ScriptCall<boolean> {
+  return scriptCall(
+    scripts.semaphoreExtend,
+    [keys.lock],
+    [params.token, String(params.ttlMs)],
+    (reply) => asInteger('semaphore-extend', reply) === 1,
+  );
+}
+
+/** Stores a new limit for the name and hands the permits it frees to the queue; the permits held now. */
+export function semaphoreSetLimit(
+  keys: SemaphoreScriptKeys,
+  params: { readonly limit: number },
+): ScriptCall<number> {
+  return scriptCall(scripts.semaphoreSetLimit, queueKeys(keys), [String(params.limit)], (reply) =>
+    asInteger('semaphore-set-limit', reply),
+  );
+}
+
+export function semaphoreInspect(
+  keys: SemaphoreScriptKeys,
+  params: { readonly limit: number },
+): ScriptCall<SemaphoreState> {
+  return scriptCall(
+    scripts.semaphoreInspect,
+    [keys.lock, keys.fence, keys.queue, keys.limit],
+    [String(params.limit)],
+    (reply) => decodeSemaphoreState(reply),
+  );
+}
+
+function decodeSemaphoreState(reply: unknown): SemaphoreState {
+  const script = 'semaphore-inspect';
+  // Five fields, then four per holder.
+  if (!Array.isArray(reply) || reply.length < 5 || (reply.length - 5) % 4 !== 0) {
+    throw new UnexpectedReplyError(script, reply);
+  }
+  const fields: unknown[] = reply;
+  const holders: SemaphoreHolder[] = [];
+  for (let i = 5; i < fields.length; i += 4) {
+    holders.push({
+      token: asString(script, fields[i]),
+      permits: asInteger(script, fields[i + 1]),
+      fencingToken: asInteger(script, fields[i + 2]),
+      remainingTtlMs: asInteger(script, fields[i + 3]),
+    });
+  }
+  const foreign = asString(script, fields[3]);
+  const first = holders[0];
+  const ownerToken = foreign !== '' ? foreign : first?.token;
+  return {
+    locked: ownerToken !== undefined,
+    ownerToken,
+    remainingTtlMs: foreign !== '' ? asInteger(script, fields[4]) : first?.remainingTtlMs,
+    lastFencingToken: asInteger(script, fields[1]),
+    limit: asInteger(script, fields[0]),
+    permitsHeld: holders.reduce((sum, holder) => sum + holder.permits, 0),
+    holders,
+    queueLength: asInteger(script, fields[2]),
+  };
+}

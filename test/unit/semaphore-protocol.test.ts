@@ -1,0 +1,60 @@
+/**
+ * The Semaphore's typed calls: KEYS and ARGV placed as the headers of semaphore-*.lua say, and
+ * replies decoded into typed results (malformed ones refused). No Redis here.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { UnexpectedReplyError } from '../../src/errors.js';
+import { lockKeys, semaphoreKeys } from '../../src/protocol/keys.js';
+import { semaphoreCalls } from '../fixtures/semaphore-calls.js';
+
+const keys = lockKeys('p', 'job');
+const extra = semaphoreKeys(keys);
+const token = 'a'.repeat(32);
+const calls = semaphoreCalls(keys, token);
+
+describe('Semaphore protocol', () => {
+  test("keys and arguments are placed as the headers say, every key in the name's hash tag", () => {
+    const queue = [keys.lock, keys.fence, keys.queue, extra.waiters, extra.limit];
+    assert.deepEqual(calls.semaphoreAcquire.keys, queue);
+    assert.deepEqual(calls.semaphoreAcquire.args, [token, '1000', '2', '3', '300', 'g']);
+    assert.deepEqual(calls.semaphoreRelease.keys, [...queue, keys.lastReleased]);
+    assert.deepEqual(calls.semaphoreRelease.args, [token, '3']);
+    assert.deepEqual(calls.semaphoreExtend.keys, [keys.lock]);
+    assert.deepEqual(calls.semaphoreInspect.keys, [keys.lock, keys.fence, keys.queue, extra.limit]);
+    assert.deepEqual(calls.semaphoreSetLimit.args, ['4']);
+    for (const key of Object.values(extra)) assert.equal(key.match(/\{([^}]*)\}/)?.[1], 'job');
+  });
+
+  test('acquire replies: acquired, queued, over the limit', () => {
+    const decode = calls.semaphoreAcquire.decode;
+    assert.deepEqual(decode([1, 17, 5]), { acquired: true, fencingToken: 17, serverTimeMs: 5 });
+    assert.deepEqual(decode([0, -1, 5]), { acquired: false, waitBoundMs: -1, serverTimeMs: 5 });
+    assert.deepEqual(decode([-1, 2, 5]), { acquired: false, overLimit: 2, serverTimeMs: 5 });
+    assert.throws(() => decode([1, 17]), UnexpectedReplyError);
+  });
+
+  test('inspect replies: holders earliest expiry first, a foreign key, malformed replies', () => {
+    const decode = calls.semaphoreInspect.decode;
+    const state = decode([3, 9, 2, '', 800, 'x', 2, 8, 500, 'y', 1, 9, 800]);
+    assert.equal(state.locked, true);
+    assert.equal(state.ownerToken, 'x');
+    assert.equal(state.remainingTtlMs, 500);
+    assert.equal(state.permitsHeld, 3);
+    assert.equal(state.limit, 3);
+    assert.equal(state.queueLength, 2);
+    assert.deepEqual(state.holders[1], { token: 'y', permits: 1, fencingToken: 9, remainingTtlMs: 800 });
+    const free = decode([3, 0, 0, '', -2]);
+    assert.deepEqual(
+      [free.locked, free.ownerToken, free.remainingTtlMs, free.holders],
+      [false, undefined, undefined, []],
+    );
+    const foreign = decode([3, 0, 0, 'mutex-owner', 400]);
+    assert.deepEqual(
+      [foreign.locked, foreign.ownerToken, foreign.remainingTtlMs],
+      [true, 'mutex-owner', 400],
+    );
+    assert.throws(() => decode([3, 0, 0, '', -2, 'x', 1]), UnexpectedReplyError);
+    assert.throws(() => decode('nope'), UnexpectedReplyError);
+  });
+});
