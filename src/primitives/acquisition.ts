@@ -22,6 +22,12 @@ export type AttemptOutcome =
        * wake-up for that is a renewal, not a retry, and does not use up `retries`.
        */
       readonly renewInMs?: number;
+      /**
+       * The attempt left state in Redis (a queue place) that outlives it: when its reply comes after
+       * the call gave up, the token is given back again (a client that re-sent the attempt after a
+       * reconnect may have queued it after the call's own give-back).
+       */
+      readonly leftState?: boolean;
     };
 
 /** What both the waiting loop and a single try need to know about one acquire call. */
@@ -331,7 +337,7 @@ class CallState {
   async settle(attempt: Promise<AttemptOutcome>, deadline: number): Promise<Settled<AttemptOutcome>> {
     this.lastSentAt = this.plan.clock.now();
     const settled = await settleBefore(attempt, deadline, this.plan.signal, this.plan.clock, (late) => {
-      const harmless = late.kind === 'value' && !late.value.acquired;
+      const harmless = late.kind === 'value' && !late.value.acquired && !late.value.leftState;
       if (this.state === 'gave-up' && !harmless) void this.giveBackWithin(0);
     }).catch((error: unknown) => {
       // Aborted while the attempt was in flight: its outcome is unknown.
