@@ -42,10 +42,8 @@ export interface ImplSpec {
 const TTL_MS = 10_000;
 
 function locksmithTry(name: string, firstArg: string | undefined): boolean {
-  if (name === 'evalsha')
-    return firstArg === scripts.mutexAcquire.sha1 || firstArg === scripts.fairAcquire.sha1;
-  if (name === 'eval')
-    return firstArg === scripts.mutexAcquire.source || firstArg === scripts.fairAcquire.source;
+  if (name === 'evalsha') return firstArg === scripts.fairAcquire.sha1;
+  if (name === 'eval') return firstArg === scripts.fairAcquire.source;
   return false;
 }
 

@@ -24,7 +24,7 @@ export type FairAcquireResult =
       readonly serverTimeMs: number;
     };
 
-const queueKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.queue, keys.renewals];
+const queueKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.queue, keys.waiting];
 
 export function fairAcquire(
   keys: LockKeys,
@@ -40,6 +40,8 @@ export function fairAcquire(
      * its entry (and renews it) instead of queueing it again.
      */
     readonly maybeQueued: boolean;
+    /** Take a free lock whoever is queued (Mutex) instead of serving the queue first (FairMutex). */
+    readonly barging: boolean;
   },
 ): ScriptCall<FairAcquireResult> {
   return scriptCall(
@@ -51,6 +53,7 @@ export function fairAcquire(
       String(params.entryTtlMs),
       params.grantChannel,
       params.maybeQueued ? '1' : '0',
+      params.barging ? '1' : '0',
     ],
     (reply) => {
       const [flag, value, time] = asArray('fair-acquire', reply, 3);
@@ -65,12 +68,16 @@ export function fairAcquire(
 /**
  * Releases the lock held by `token`, handing it to the oldest live waiter, or removes `token` from
  * the queue. True when `token` held the lock (or released it last: a re-sent release).
+ * `skipUnreached`: a waiter whose hand-off message reached no subscriber is skipped (Mutex).
  */
-export function fairRelease(keys: LockKeys, params: { readonly token: string }): ScriptCall<boolean> {
+export function fairRelease(
+  keys: LockKeys,
+  params: { readonly token: string; readonly skipUnreached: boolean },
+): ScriptCall<boolean> {
   return scriptCall(
     scripts.fairRelease,
     [...queueKeys(keys), keys.lastReleased],
-    [params.token],
+    [params.token, params.skipUnreached ? '1' : '0'],
     (reply) => asInteger('fair-release', reply) === 1,
   );
 }

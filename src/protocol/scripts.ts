@@ -5,10 +5,6 @@ import {
   fairInspectLua,
   fairReleaseLua,
   fencedWriteLua,
-  mutexAcquireLua,
-  mutexExtendLua,
-  mutexInspectLua,
-  mutexReleaseLua,
   semaphoreAcquireLua,
   semaphoreExtendLua,
   semaphoreInspectLua,
@@ -22,10 +18,6 @@ import {
  * not use these directly: the protocol modules (mutex.ts, fair-mutex.ts, ...) build typed calls.
  */
 export const scripts = Object.freeze({
-  mutexAcquire: defineScript(mutexAcquireLua),
-  mutexRelease: defineScript(mutexReleaseLua),
-  mutexExtend: defineScript(mutexExtendLua),
-  mutexInspect: defineScript(mutexInspectLua),
   fencedWrite: defineScript(fencedWriteLua),
   fairAcquire: defineScript(fairAcquireLua),
   fairRelease: defineScript(fairReleaseLua),

@@ -316,7 +316,7 @@ for (const kind of clientKinds) {
       }
       const name = freshName();
       const mutex = new FairMutex(redis.client, name);
-      const keys = [mutex.keys.lock, mutex.keys.fence, mutex.keys.queue, mutex.keys.renewals];
+      const keys = [mutex.keys.lock, mutex.keys.fence, mutex.keys.queue, mutex.keys.waiting];
       const evalsha = (sha: string, args: string[]) => {
         const all = sha === scripts.fairRelease.sha1 ? [...keys, mutex.keys.lastReleased] : keys;
         return redis.command('EVALSHA', sha, String(all.length), ...all, ...args) as Promise<unknown>;

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Redis as IORedis } from 'ioredis';
-import { FairMutex, LockTimeoutError, Mutex } from '../../src/index.js';
+import { FairMutex, LockTimeoutError, Mutex, Semaphore } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { until } from '../fixtures/helpers.js';
 
@@ -36,26 +36,33 @@ describe("the README's minimal ACL user", () => {
     assert.ok(setUser, 'README: `ACL SETUSER locker …`');
   });
 
-  for (const Kind of [Mutex, FairMutex]) {
-    test(`runs every ${Kind.name} operation`, async () => {
+  // Each kind as a mutex (the Semaphore with one permit), constructed alike.
+  const kinds = [
+    ['Mutex', (client: IORedis, name: string, ttlMs = 30_000) => new Mutex(client, name, { ttlMs })],
+    ['FairMutex', (client: IORedis, name: string, ttlMs = 30_000) => new FairMutex(client, name, { ttlMs })],
+    [
+      'Semaphore',
+      (client: IORedis, name: string, ttlMs = 30_000) => new Semaphore(client, name, { limit: 1, ttlMs }),
+    ],
+  ] as const;
+  for (const [kindName, make] of kinds) {
+    test(`runs every ${kindName} operation`, async () => {
       await server.command(...((setUser as string).split(' ') as [string, ...string[]]));
       const [a, b] = [login(), login()];
-      const name = `acl-${Kind.name}`;
-      const holder = await new Kind(a, name, { ttlMs: 5_000 }).acquire();
+      const name = `acl-${kindName}`;
+      const holder = await make(a, name, 5_000).acquire();
       await holder.extend(6_000);
-      const waiter = new Kind(b, name, { ttlMs: 5_000 });
+      const waiter = make(b, name, 5_000);
       const waiting = waiter.acquire({ timeoutMs: 10_000 });
       await assert.rejects(
-        new Kind(b, name).acquire({ timeoutMs: 100 }),
+        make(b, name).acquire({ timeoutMs: 100 }),
         (e: unknown) => e instanceof LockTimeoutError,
         'a waiter that gives up',
       );
       // ...leaves the waiting state (its give-back runs scripts the user must be allowed too).
       const admin = new IORedis(server.port);
       clients.push(admin);
-      const waiting1 = async () =>
-        (Kind === Mutex ? await admin.zcard(waiter.keys.sleepers) : await admin.llen(waiter.keys.queue)) ===
-        1;
+      const waiting1 = async () => (await admin.llen(waiter.keys.queue)) === 1;
       await until(waiting1, 'only the real waiter is left waiting');
       await until(async () => (await waiter.inspect()).locked, 'inspect() works');
       assert.equal(await holder.release(), true);

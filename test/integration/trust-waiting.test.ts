@@ -158,22 +158,22 @@ for (const kind of [ioredisNoResend, ...clientKinds]) {
       });
     }
 
-    // Item 9: a sleeper entry whose registering reply was lost must not swallow the one wake-up.
+    // Item 9: a queue entry whose reply was lost must not swallow the one hand-off.
     test('item 9: a waiter that gave up after a lost reply does not swallow the release wake-up', async () => {
       const name = freshName('stale-sleeper');
       const holder = await new Mutex(direct.client, name, { ttlMs: 30_000 }).acquire();
-      const sleepers = `locksmith:{${name}}:sleepers`;
+      const queue = `locksmith:{${name}}:queue`;
       const viaProxy = new Mutex(proxied.client, name, { ttlMs: 30_000 });
       const waitingViaProxy = viaProxy.acquire({ timeoutMs: 20_000 });
-      await until(async () => Number(await direct.command('ZCARD', sleepers)) === 1, 'C sleeps');
+      await until(async () => Number(await direct.command('LLEN', queue)) === 1, 'C waits');
       const waitingDirect = new Mutex(direct.client, name, { ttlMs: 30_000 }).acquire({ timeoutMs: 20_000 });
-      await until(async () => Number(await direct.command('ZCARD', sleepers)) === 2, 'B sleeps');
-      // A1: registered with the earliest deadline, but its reply is lost and it gives up.
+      await until(async () => Number(await direct.command('LLEN', queue)) === 2, 'B waits');
+      // A1: queued behind them, but its reply is lost and it gives up.
       swallowAcquires(proxy, 1);
       await assert.rejects(viaProxy.acquire({ retries: 0, timeoutMs: 3_000 }));
       proxy.rule = undefined;
       await until(
-        async () => Number(await direct.command('ZCARD', sleepers)) === 2,
+        async () => Number(await direct.command('LLEN', queue)) === 2,
         'the stale entry is cleaned up',
       );
       await holder.release();
@@ -203,8 +203,8 @@ for (const kind of clientKinds) {
         (e: unknown) => e,
       );
       await until(
-        async () => Number(await redis.a.command('ZCARD', `locksmith:{${name}}:sleepers`)) === 1,
-        'the waiter sleeps',
+        async () => Number(await redis.a.command('LLEN', `locksmith:{${name}}:queue`)) === 1,
+        'the waiter is queued',
       );
       await new Promise((r) => setTimeout(r, 100));
       await holder.release();

@@ -1,15 +1,17 @@
 -- fair-acquire: take a FairMutex in strict arrival order, or join (or renew a place in) its queue.
+-- The Mutex runs it too, barging (ARGV[6]): it takes a free lock without serving the queue first.
 -- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
 -- KEYS[2] the fencing counter of the lock (never expires, so tokens only grow)
 -- KEYS[3] the queue: a list of waiter entries, oldest first (see fair-holder.lua)
--- KEYS[4] the renewals: a hash, waiter token -> renewed deadline ms (server time), for waiters that
---         outlived their entry's deadline
+-- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
 -- ARGV[1] the owner token of this acquisition (the same for every attempt of one acquire call)
 -- ARGV[2] the lease TTL in milliseconds
 -- ARGV[3] how long this waiter's queue place lives without being renewed, in ms; 0 for a single try
 --         that never queues (tryAcquire)
 -- ARGV[4] the channel this waiter hears its hand-off on
--- ARGV[5] '1' when an earlier attempt of this acquire call may have queued it, else '0'
+-- ARGV[5] '1' when an earlier attempt of this acquire call may have queued it, else '0' (it then
+--         does not look for its entry when barging into a free lock)
+-- ARGV[6] '1' to take a free lock whoever is queued (Mutex), '0' to serve the queue first (FairMutex)
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off: the TTL is
 --        then restarted, so the caller may count it from when it sent this request);
 --        {0, wait bound in ms, server time ms} when queued (or not taken, with ARGV[3] 0). The wait
@@ -17,8 +19,8 @@
 --        left, the shortest lease TTL a waiter queued since the lock was last free asked for),
 --        since any waiter ahead may be handed the lock and crash, and the caller must be awake by
 --        that lock's expiry to hand it on.
--- Cost: O(1) for a first attempt; a later one (ARGV[5] '1': a renewal, or a retry after a lost
--- reply) looks for its entry, O(queue length), and renews it in the renewals hash.
+-- Cost: O(1); a caller barging into a free lock after an earlier attempt queued it leaves the
+-- queue, O(queue length).
 -- The lock goes to the caller only when it is free and no live waiter is ahead. When it is free and
 -- a live waiter is ahead (the holder expired without a release), it is handed to that waiter here.
 -- Server time (TIME) keeps deadlines in one clock for every client; Redis 5+ replicates a script's
@@ -41,9 +43,16 @@ end
 
 if not holder then
   -- Serve the queue: the oldest live entry gets the lock. Our own entry counts as live: we are here.
-  local head = pop_live(KEYS[3], KEYS[4], now, nil, me)
+  -- A barging caller skips that: the lock is free, it is its own.
+  -- (An earlier attempt of its call may have queued it: that entry goes, or a later release would
+  -- hand the lock to a call that already has it.)
+  local head
+  if ARGV[6] ~= '1' then
+    head = pop_live(KEYS[3], KEYS[4], now, nil, me)
+  elseif ARGV[5] == '1' then
+    leave_queue(KEYS[3], KEYS[4], me)
+  end
   if not head or head.token == me then
-    if head then redis.call('hdel', KEYS[4], me) end
     local fence = next_fence(KEYS[2], t)
     store_holder(KEYS[1], {
       fence = fence, expiry = now + ttl, min_ttl = 0, queue_expiry = 0, prev = '', token = me,
@@ -56,32 +65,16 @@ end
 local lifetime = tonumber(ARGV[3])
 if lifetime > 0 then
   local deadline = now + lifetime
-  local queued = false
-  if ARGV[5] == '1' then
-    for _, raw in ipairs(redis.call('lrange', KEYS[3], 0, -1)) do
-      local entry = decode_entry(raw)
-      if entry and entry.token == me then
-        queued = true
-        break
-      end
-    end
-  end
   -- The queue keys outlive their longest-lived entry, and no longer: an abandoned queue goes away.
   -- The holder's value remembers until when they live, and their TTL is pushed to twice the entry
   -- lifetime when an entry would outlive it (about once per lifetime), or when the list is new.
-  local refresh = deadline > holder.queue_expiry
-  if queued then
-    redis.call('hset', KEYS[4], me, string.format('%d', deadline))
-  elseif redis.call('rpush', KEYS[3], string.format('%d|%d|%d|', deadline, ttl, #ARGV[4]) .. ARGV[4] .. me) == 1 then
-    refresh = true
-  end
+  local created = join_queue(KEYS[3], KEYS[4], me, deadline, ttl, ARGV[4])
+  local refresh = created or deadline > holder.queue_expiry
   local changed = false
   if refresh then
     holder.queue_expiry = math.max(holder.queue_expiry, now + 2 * lifetime)
     for i = 3, 4 do redis.call('pexpire', KEYS[i], holder.queue_expiry - now) end
     changed = true
-  elseif queued then
-    redis.call('pexpire', KEYS[4], holder.queue_expiry - now)
   end
   if holder.min_ttl == 0 or ttl < holder.min_ttl then
     holder.min_ttl = ttl

@@ -3,10 +3,13 @@
 -- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the queue: a list of waiter entries, oldest first
--- KEYS[4] the renewals: a hash, waiter token -> renewed deadline ms (server time)
+-- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
 -- KEYS[5] the release tombstone: the last token that freed this lock with nobody to hand it to,
 --         kept 60 s
 -- ARGV[1] the token that releases the lock, or whose queue entry is removed
+-- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody (its process is gone; Mutex),
+--         '0' to hand it the lock anyway (FairMutex: its place is kept even while its subscriber
+--         reconnects; a crashed waiter costs at most its TTL)
 -- Reply: 1 when this token held the lock (it now belongs to the next live waiter, or is free when
 --        none is left), or when this token is the one that released it last (a release re-sent
 --        after its reply was lost: it did release; nothing changes); 0 when it did not (its queue
@@ -27,10 +30,7 @@ local holder = decode_holder(redis.call('get', KEYS[1]))
 if holder and holder.token == me then
   local t = redis.call('time')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local head = pop_live(KEYS[3], KEYS[4], now, me, nil)
-  if head then
-    hand_to(KEYS[1], KEYS[2], head, holder, me, t, now)
-  else
+  if not hand_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], holder, me, t, now, ARGV[2] == '1') then
     redis.call('del', KEYS[1])
     redis.call('set', KEYS[5], me, 'PX', 60000)
   end
@@ -43,7 +43,6 @@ if not holder then
   -- A lock found free (its holder expired) with live waiters queued goes to the oldest of them.
   local t = redis.call('time')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local head = pop_live(KEYS[3], KEYS[4], now, me, nil)
-  if head then hand_to(KEYS[1], KEYS[2], head, nil, '', t, now) end
+  hand_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], nil, me, t, now, ARGV[2] == '1')
 end
 return 0

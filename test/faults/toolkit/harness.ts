@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis as IORedis } from 'ioredis';
 import { type RedisServer, startRedis } from '../../../tools/redis-server.js';
 import { type ClientKind, clientKinds } from '../../fixtures/clients.js';
+import { ownerTokenOf } from '../../fixtures/lock-value.js';
 import {
   type CheckReport,
   check,
@@ -15,7 +16,6 @@ import {
   type ViolationKind,
 } from './checker.js';
 import { clientKindIndex } from './client-rotation.js';
-import { ownerTokenOf } from './lock-value.js';
 import {
   type HistoryEvent,
   type LockKind,

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis as IORedis } from 'ioredis';
 import { subscribeLockEvents } from '../../../src/events.js';
 import { clientKinds, type TestClient } from '../../fixtures/clients.js';
-import { ownerTokenOf } from './lock-value.js';
+import { ownerTokenOf } from '../../fixtures/lock-value.js';
 import { type HeldLock, type LockAdapter, lockAdapter } from './locks.js';
 import {
   type FromWorker,

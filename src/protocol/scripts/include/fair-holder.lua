@@ -5,7 +5,7 @@
 --   expiry ms        server time the key expires at (kept equal to its PX; saves a PTTL per wait)
 --   min waiter TTL   the shortest lease TTL any waiter queued since the lock was last free asked
 --                    for (0 when none), for the wait bound (saves reading every entry)
---   queue expiry     server time the queue and renewals keys live until, at least (0: unknown), so
+--   queue expiry     server time the queue and waiting keys live until, at least (0: unknown), so
 --                    their TTL is refreshed once per window rather than by every waiter
 --   prev             the token that handed the lock to this holder (a release re-sent after its
 --                    reply was lost finds it here: no tombstone write per hand-off)
