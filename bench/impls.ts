@@ -5,12 +5,13 @@
  */
 import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
 import type { Redis } from 'ioredis';
-import { Mutex as RedisSemaphoreMutex } from 'redis-semaphore';
+import { Mutex as RedisSemaphoreMutex, Semaphore as RedisSemaphoreSemaphore } from 'redis-semaphore';
 import NodeRedlock from 'redlock';
 import { createLock, IoredisAdapter } from 'redlock-universal';
-import { FairMutex, Mutex, type NodeRedisClient } from '../src/index.js';
+import { FairMutex, Mutex, type NodeRedisClient, Semaphore } from '../src/index.js';
 import { scripts } from '../src/protocol/scripts.js';
 import { luaLock, originalLock } from './book-locks.js';
+import { basicSemaphore, fairSemaphore } from './book-semaphores.js';
 import { REFERENCE_ACQUIRE, referenceHandOff } from './reference-handoff.js';
 
 export type Release = () => Promise<unknown>;
@@ -34,6 +35,8 @@ export interface ImplSpec {
   readonly family: 'locksmith' | 'book' | 'peer' | 'reference';
   /** Set for the configurations tuned to retry every 1 ms. */
   readonly tuned?: boolean;
+  /** How many holders it admits at once: 1 for the locks, `SEMAPHORE_LIMIT` for the semaphores. */
+  readonly limit?: number;
   create(clients: Clients, key: string): LockUnderTest;
   /** Whether a command sent is one try at the lock (when the lock does not count tries itself). */
   isTry?(name: string, firstArg: string | undefined): boolean;
@@ -41,24 +44,33 @@ export interface ImplSpec {
 
 const TTL_MS = 10_000;
 
+/** The semaphores' permits (issue #11: limit 3, at 2, 5 and 10 clients). */
+export const SEMAPHORE_LIMIT = 3;
+
 function locksmithTry(name: string, firstArg: string | undefined): boolean {
-  if (name === 'evalsha') return firstArg === scripts.fairAcquire.sha1;
-  if (name === 'eval') return firstArg === scripts.fairAcquire.source;
+  const acquires = [scripts.fairAcquire, scripts.semaphoreAcquire];
+  if (name === 'evalsha') return acquires.some((script) => firstArg === script.sha1);
+  if (name === 'eval') return acquires.some((script) => firstArg === script.source);
   return false;
 }
 
 function locksmith(
   id: string,
   label: string,
-  Kind: typeof Mutex | typeof FairMutex,
+  Kind: typeof Mutex | typeof FairMutex | typeof Semaphore,
   client: keyof Clients,
 ): ImplSpec {
+  const limit = Kind === Semaphore ? SEMAPHORE_LIMIT : 1;
   return {
     id,
     label,
     family: 'locksmith',
+    limit,
     create(clients, key) {
-      const lock = new Kind(clients[client], key, { ttlMs: TTL_MS });
+      const lock =
+        Kind === Semaphore
+          ? new Semaphore(clients[client], key, { ttlMs: TTL_MS, limit })
+          : new (Kind as typeof Mutex)(clients[client], key, { ttlMs: TTL_MS });
       return {
         async acquire() {
           const lease = await lock.acquire();
@@ -70,11 +82,12 @@ function locksmith(
   };
 }
 
-function book(id: string, label: string, make: typeof originalLock): ImplSpec {
+function book(id: string, label: string, make: typeof originalLock, limit = 1): ImplSpec {
   return {
     id,
     label,
     family: 'book',
+    limit,
     create(clients, key) {
       const lock = make(clients.ioredis, key, 10, TTL_MS / 1000);
       return {
@@ -143,6 +156,41 @@ export const impls: readonly ImplSpec[] = [
   },
   book('book-original', 'Book: original lock (SETNX+EXPIRE, WATCH/MULTI)', originalLock),
   book('book-lua', 'Book: Lua lock', luaLock),
+  locksmith('locksmith-semaphore-ioredis', 'Locksmith Semaphore/3 (ioredis)', Semaphore, 'ioredis'),
+  locksmith('locksmith-semaphore-node-redis', 'Locksmith Semaphore/3 (node-redis)', Semaphore, 'nodeRedis'),
+  book(
+    'book-semaphore',
+    'Book: semaphore/3 (6.3.1, client clocks, 1 ms retry)',
+    (conn, key, wait, ttl) => basicSemaphore(conn, key, SEMAPHORE_LIMIT, wait, ttl),
+    SEMAPHORE_LIMIT,
+  ),
+  book(
+    'book-fair-semaphore',
+    'Book: fair semaphore/3 (6.3.2, 1 ms retry)',
+    (conn, key, wait, ttl) => fairSemaphore(conn, key, SEMAPHORE_LIMIT, wait, ttl),
+    SEMAPHORE_LIMIT,
+  ),
+  ...[false, true].map(
+    (tuned): ImplSpec => ({
+      id: tuned ? 'redis-semaphore-semaphore-1ms' : 'redis-semaphore-semaphore',
+      label: `redis-semaphore Semaphore/3 (${tuned ? '1 ms retry' : 'defaults'})`,
+      family: 'peer',
+      tuned,
+      limit: SEMAPHORE_LIMIT,
+      create(clients, key) {
+        const options = { lockTimeout: TTL_MS, ...(tuned ? { retryInterval: 1 } : {}) };
+        return {
+          async acquire() {
+            const semaphore = new RedisSemaphoreSemaphore(clients.ioredis, key, SEMAPHORE_LIMIT, options);
+            await semaphore.acquire();
+            return () => semaphore.release();
+          },
+        };
+      },
+      // redis-semaphore's semaphore tries with one acquire script (EVALSHA, EVAL when not loaded).
+      isTry: (name) => name === 'evalsha' || name === 'eval',
+    }),
+  ),
   redlockImpl(
     'redlock',
     'redlock 5.0.0-beta.2 (defaults)',

@@ -21,6 +21,7 @@ import { scripts } from '../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../tools/redis-server.js';
 import { type ImplSpec, impls } from './impls.js';
 import type { CellResult, ToParent, ToWorker } from './protocol.js';
+import { printSemaphoreTargets } from './semaphore-targets.js';
 import { type Acquisition, jainIndex, orderStats, percentile } from './stats.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -125,6 +126,8 @@ export interface Cell {
   label: string;
   family: ImplSpec['family'];
   tuned: boolean;
+  /** Holders it admits at once (1: a lock; more: a semaphore). */
+  limit: number;
   clients: number;
   csMs: number;
   durationS: number;
@@ -190,13 +193,14 @@ async function runCell(
   const durationS = durationMs / 1000;
   const waits = acquisitions.map((a) => (a.enteredAt - a.calledAt) / 1000).sort((a, b) => a - b);
   const counts = results.map((r) => r.stamps.length / 3);
-  const order = orderStats(acquisitions);
+  const order = orderStats(acquisitions, spec.limit ?? 1);
   const sum = (f: (r: CellResult) => number) => results.reduce((a, r) => a + f(r), 0);
   return {
     impl: spec.id,
     label: spec.label,
     family: spec.family,
     tuned: spec.tuned ?? false,
+    limit: spec.limit ?? 1,
     clients,
     csMs,
     durationS,
@@ -465,7 +469,13 @@ function printReport(
     console.log('\nError samples:');
     for (const c of errorCells) console.log(`  ${c.impl} ×${c.clients}: ${c.errorSamples[0]}`);
   }
-  printTargets(cells, multiKey, evalshaCeiling, config);
+  printTargets(
+    cells.filter((c) => c.limit === 1),
+    multiKey,
+    evalshaCeiling,
+    config,
+  );
+  printSemaphoreTargets(cells, fmt, pct);
 }
 
 /** Redis commands per acquisition by command, for Locksmith and the reference, at the top client count. */

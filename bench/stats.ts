@@ -22,7 +22,7 @@ export function jainIndex(counts: readonly number[]): number {
 }
 
 export interface OrderStats {
-  /** Critical sections that began before an earlier one ended. */
+  /** Critical sections that began while `limit` others (1 for a lock) had not ended. */
   readonly violations: number;
   /** Share of acquisitions that went to the client that held the lock just before. */
   readonly sameHolderShare: number;
@@ -30,16 +30,18 @@ export interface OrderStats {
   readonly overtakenShare: number;
 }
 
-export function orderStats(acquisitions: readonly Acquisition[]): OrderStats {
+export function orderStats(acquisitions: readonly Acquisition[], limit = 1): OrderStats {
   const byEntry = [...acquisitions].sort((a, b) => a.enteredAt - b.enteredAt);
   let violations = 0;
   let same = 0;
   let overtaken = 0;
-  let lastExit = Number.NEGATIVE_INFINITY;
+  /** Exits of the critical sections entered so far that may still be running. */
+  let inside: number[] = [];
   let latestCall = Number.NEGATIVE_INFINITY;
   byEntry.forEach((a, i) => {
-    if (a.enteredAt < lastExit) violations += 1;
-    lastExit = Math.max(lastExit, a.leftAt);
+    inside = inside.filter((leftAt) => leftAt > a.enteredAt);
+    if (inside.length >= limit) violations += 1;
+    inside.push(a.leftAt);
     if (i > 0 && byEntry[i - 1]?.client === a.client) same += 1;
     if (latestCall > a.calledAt) overtaken += 1;
     latestCall = Math.max(latestCall, a.calledAt);

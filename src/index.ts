@@ -9,6 +9,14 @@ export { monotonicClock } from './clock.js';
 export { RedisExpLock, type RedisExpLockOptions } from './compat/redis-exp-lock.js';
 export { acquireLockWithTimeout, releaseLock } from './compat/redis-in-action.js';
 export {
+  acquireFairSemaphore,
+  acquireSemaphore,
+  acquireSemaphoreWithLock,
+  refreshFairSemaphore,
+  releaseFairSemaphore,
+  releaseSemaphore,
+} from './compat/redis-in-action-semaphore.js';
+export {
   AlreadyAcquiredError,
   ClientClosedError,
   LockError,

@@ -12,7 +12,7 @@ import {
 } from '../options.js';
 import type { LockState } from '../protocol/lock-state.js';
 import { newToken } from '../token.js';
-import { checkFunction, checkToken } from '../validation.js';
+import { checkFunction, checkToken, checkTtlMs } from '../validation.js';
 import { type AttemptOutcome, type AttemptPlan, acquireWithWaiting, attemptOnce } from './acquisition.js';
 import { type Granted, grantLease } from './grant-lease.js';
 
@@ -202,6 +202,16 @@ export abstract class LockShell<
    */
   async releaseToken(token: string): Promise<boolean> {
     return this.sendRelease(checkToken('token', token));
+  }
+
+  /**
+   * Extends the lock held by `token`, kept elsewhere (the book's `refresh_fair_semaphore`), to
+   * `ttlMs` from now. Resolves `true` when that token held the lock and now holds it for `ttlMs`;
+   * `false` when it did not (expired, or taken over): nothing is re-created.
+   */
+  async extendToken(token: string, ttlMs: number): Promise<boolean> {
+    checkToken('token', token);
+    return this.sendExtend(token, checkTtlMs('ttlMs', ttlMs, this.options.driftFactor));
   }
 
   /** Asks Redis whether anyone holds the lock (redis_exp_lock's `key_locked?`). */

@@ -12,7 +12,10 @@ import assert from 'node:assert/strict';
 import type { RedisClient } from '../../src/index.js';
 import {
   AlreadyAcquiredError,
+  acquireFairSemaphore,
   acquireLockWithTimeout,
+  acquireSemaphore,
+  acquireSemaphoreWithLock,
   FairMutex,
   type Lease,
   type LockedWork,
@@ -20,7 +23,11 @@ import {
   LockTimeoutError,
   Mutex,
   RedisExpLock,
+  refreshFairSemaphore,
+  releaseFairSemaphore,
   releaseLock,
+  releaseSemaphore,
+  Semaphore,
   TooManyAttemptsError,
 } from '../../src/index.js';
 import { scriptCalls } from '../fixtures/commandstats.js';
@@ -66,6 +73,10 @@ export interface Vars {
   critical: (attempts: number) => unknown;
   waitTime: number;
   leaseTime: number;
+  semname: string;
+  limit: number;
+  timeout: number;
+  maxCount: number;
 }
 
 type Snippet = (vars: Vars) => unknown;
@@ -159,6 +170,85 @@ const definedRows = [
       assert.equal(await exists(env, lockKey(lockname)), true, 'a wrong identifier deletes nothing');
       assert.equal(await s.release(vars({ client: env.client, lockname, identifier })), true);
       assert.equal(await exists(env, lockKey(lockname)), false);
+    },
+  }),
+  defineRow({
+    youUsed: 'Redis in Action `acquire_semaphore(conn, semname, limit, timeout=10)` / `acquire_fair_semaphore(…)` / `acquire_semaphore_with_lock(…)` (6.3)',
+    snippets: {
+      basic: ({ client, semname, limit, timeout }) => acquireSemaphore(client, semname, limit, timeout * 1000),
+      fair: ({ client, semname, limit, timeout }) => acquireFairSemaphore(client, semname, limit, timeout * 1000),
+      withLock: ({ client, semname, limit, timeout }) => acquireSemaphoreWithLock(client, semname, limit, timeout * 1000),
+    },
+    inLocksmith: (c) =>
+      `${c.basic} / ${c.fair} / ${c.withLock}: the identifier or \`null\`, one attempt that never waits, as in the book (\`timeoutMs\` in ms, default 10 s). All three are the same fair script: holders expire by the server's clock, so a host whose clock runs ahead cannot steal a permit (6.3.1), and one script needs no lock around it (6.3.4). To wait in line, use \`Semaphore\`.`,
+    async check(s, env) {
+      for (const acquire of [s.basic, s.fair, s.withLock]) {
+        const semname = env.name();
+        const given = (client: RedisClient) => acquire(vars({ client, semname, limit: 2, timeout: 10 })) as Promise<string | null>;
+        const first = await given(env.client);
+        assert.equal(typeof first, 'string');
+        assert.equal(typeof (await given(env.other)), 'string');
+        const [third, tookMs] = await elapsedMs(() => given(env.other));
+        assert.equal(third, null, 'None when every permit is held');
+        assert.ok(tookMs < 1_000, `one attempt, no waiting (${tookMs} ms)`);
+        const left = await pttl(env, lockKey(semname));
+        assert.ok(left > 9_000 && left <= 10_000, `timeout=10 s, PTTL ${left}`);
+      }
+    },
+  }),
+  defineRow({
+    youUsed: 'Redis in Action `release_semaphore(conn, semname, identifier)` / `release_fair_semaphore(…)`',
+    snippets: {
+      release: ({ client, semname, identifier }) => releaseSemaphore(client, semname, identifier),
+      fair: ({ client, semname, identifier }) => releaseFairSemaphore(client, semname, identifier),
+    },
+    inLocksmith: (c) => `${c.release} / ${c.fair} → \`true\` if \`identifier\` held a permit, \`false\` if it had timed out`,
+    async check(s, env) {
+      for (const release of [s.release, s.fair]) {
+        const semname = env.name();
+        const identifier = (await acquireSemaphore(env.client, semname, 1)) as string;
+        assert.equal(await release(vars({ client: env.client, semname, identifier: 'someone-else' })), false);
+        assert.equal(await release(vars({ client: env.client, semname, identifier })), true);
+        assert.equal(await exists(env, lockKey(semname)), false, 'the permit is free');
+      }
+    },
+  }),
+  defineRow({
+    youUsed: 'Redis in Action `refresh_fair_semaphore(conn, semname, identifier)`',
+    snippets: { refresh: ({ client, semname, identifier, timeout }) => refreshFairSemaphore(client, semname, identifier, timeout * 1000) },
+    inLocksmith: (c) => `${c.refresh} → \`true\` while \`identifier\` holds its permit (now for \`timeoutMs\` more), \`false\` once it timed out. A \`Semaphore\` lease refreshes itself (auto-extension).`,
+    async check(s, env) {
+      const semname = env.name();
+      const identifier = (await acquireSemaphore(env.client, semname, 1, 10_000)) as string;
+      assert.equal(await s.refresh(vars({ client: env.client, semname, identifier, timeout: 30 })), true);
+      const left = await pttl(env, lockKey(semname));
+      assert.ok(left > 29_000 && left <= 30_000, `refreshed to 30 s, PTTL ${left}`);
+      assert.equal(await s.refresh(vars({ client: env.client, semname, identifier, timeout: 0.1 })), true);
+      const permitsHeld = async () => (await new Semaphore(env.other, semname, { limit: 1 }).inspect()).permitsHeld;
+      await waitUntil('the permit timed out', async () => (await permitsHeld()) === 0);
+      assert.equal(await s.refresh(vars({ client: env.client, semname, identifier, timeout: 10 })), false);
+    },
+  }),
+  defineRow({
+    youUsed: '**redis-semaphore** `new Semaphore(client, key, maxCount, { lockTimeout, acquireTimeout })`',
+    snippets: {
+      create: ({ client, key, maxCount, lockTimeout, acquireTimeout }) => new Semaphore(client, key, { limit: maxCount, ttlMs: lockTimeout, timeoutMs: acquireTimeout }),
+    },
+    inLocksmith: (c) =>
+      `${c.create}: permits go in arrival order with direct hand-off (no polling), holders expire by the server's clock, not the client's; \`acquire({ permits })\` takes several at once. \`MultiSemaphore\`'s \`permits\` is that per-call option.`,
+    async check(s, env) {
+      const key = env.name();
+      const make = (client: RedisClient) => s.create(vars({ client, key, maxCount: 2, lockTimeout: 10_000, acquireTimeout: 200 })) as Semaphore;
+      const semaphore = make(env.client);
+      const leases = [await semaphore.acquire(), await make(env.other).acquire()];
+      const left = await pttl(env, lockKey(key));
+      assert.ok(left > 9_000 && left <= 10_000, `lockTimeout is the TTL, PTTL ${left}`);
+      const [, waitedMs] = await elapsedMs(() => rejectsWith(make(env.other).acquire(), LockTimeoutError));
+      assert.ok(waitedMs >= 190, `acquireTimeout is the wait, waited ${waitedMs} ms`);
+      await Promise.all(leases.map((lease) => lease.release()));
+      const both = await semaphore.acquire({ permits: 2 });
+      assert.equal((await semaphore.inspect()).permitsHeld, 2);
+      await both.release();
     },
   }),
   defineRow({

@@ -26,6 +26,10 @@ interface HoldSpec {
   lostAt?: number;
   owner?: string;
   lock?: string;
+  /** Permits held (a Semaphore's). */
+  permits?: number;
+  /** When the acquire call started (default: 1 ms before `enter`). */
+  invoke?: number;
 }
 
 let seq = 0;
@@ -34,7 +38,7 @@ function hold(spec: HoldSpec): HistoryEvent[] {
   const { w, fence, enter, exit, validUntil } = spec;
   const lock = spec.lock ?? 'L';
   return [
-    { ev: 'invoke', w, seq, lock, t: enter - 1 },
+    { ev: 'invoke', w, seq, lock, t: spec.invoke ?? enter - 1 },
     {
       ev: 'ok',
       w,
@@ -45,6 +49,7 @@ function hold(spec: HoldSpec): HistoryEvent[] {
       owner: spec.owner ?? `owner-${seq}`,
       validUntil,
       signalAborted: false,
+      ...(spec.permits === undefined ? {} : { permits: spec.permits }),
     },
     { ev: 'enter', w, seq, t: enter },
     {
@@ -110,6 +115,54 @@ describe('fault-suite checker', () => {
       noKeys,
     );
     assert.equal(report.violations.overlap, 0);
+  });
+
+  test('at most K: two holders of a 2-permit semaphore at once are fine, a third is not', () => {
+    const two = [
+      ...hold({ w: 0, fence: 1, enter: 0, exit: 10, validUntil: 500 }),
+      ...hold({ w: 1, fence: 2, enter: 5, exit: 20, validUntil: 505 }),
+    ];
+    assert.equal(check(two, cleanResource(), noKeys, 2).totalViolations, 0);
+    const three = [...two, ...hold({ w: 2, fence: 3, enter: 8, exit: 30, validUntil: 508 })];
+    const report = check(three, cleanResource(), noKeys, 2);
+    assert.equal(report.violations.overlap, 1);
+    assert.match(report.examples[0] as string, /2 of 2 held by w0#\d+ \(token 1, 1\), w1#\d+ \(token 2, 1\)/);
+    // Once the first has left, the third fits.
+    const later = [...two, ...hold({ w: 2, fence: 3, enter: 12, exit: 30, validUntil: 512 })];
+    assert.equal(check(later, cleanResource(), noKeys, 2).totalViolations, 0);
+  });
+
+  test('at most K counts permits: 2 + 1 permits at once break a limit of 2', () => {
+    const events = [
+      ...hold({ w: 0, fence: 1, enter: 0, exit: 10, validUntil: 500, permits: 2 }),
+      ...hold({ w: 1, fence: 2, enter: 5, exit: 20, validUntil: 505 }),
+    ];
+    assert.equal(check(events, cleanResource(), noKeys, 2).violations.overlap, 1);
+    assert.equal(check(events, cleanResource(), noKeys, 3).violations.overlap, 0);
+  });
+
+  test('at most K: holders past their validity (paused) do not count', () => {
+    const events = [
+      ...hold({ w: 0, fence: 1, enter: 0, exit: 1_200, validUntil: 500 }),
+      ...hold({ w: 1, fence: 2, enter: 0, exit: 1_200, validUntil: 500 }),
+      ...hold({ w: 2, fence: 3, enter: 510, exit: 520, validUntil: 1_010, permits: 2 }),
+    ];
+    assert.equal(check(events, cleanResource(), noKeys, 2).totalViolations, 0);
+  });
+
+  test('semaphore tokens: concurrent holders may enter in any order; a later call needs a higher token', () => {
+    // Granted 1 then 2 (both calls started at 0), entered in the other order: fine.
+    const concurrent = [
+      ...hold({ w: 0, fence: 2, enter: 5, exit: 20, validUntil: 500, invoke: 0 }),
+      ...hold({ w: 1, fence: 1, enter: 6, exit: 20, validUntil: 500, invoke: 0 }),
+    ];
+    assert.equal(check(concurrent, cleanResource(), noKeys, 2).totalViolations, 0);
+    // A call started after token 5 was granted cannot be given token 4.
+    const backwards = [
+      ...hold({ w: 0, fence: 5, enter: 5, exit: 6, validUntil: 500, invoke: 0 }),
+      ...hold({ w: 1, fence: 4, enter: 20, exit: 21, validUntil: 500, invoke: 10 }),
+    ];
+    assert.equal(check(backwards, cleanResource(), noKeys, 2).violations['decreasing-token'], 1);
   });
 
   test('duplicate and decreasing fencing tokens', () => {

@@ -8,7 +8,8 @@
  *
  * Options: --only <text> runs the scenarios whose name contains it; --scenario-ms <ms> sets the
  * fault phase of each fast scenario (FAULTS_SCENARIO_MS); --locks mutex,fair-mutex (FAULTS_LOCKS)
- * picks the primitives every scenario runs for (default: mutex).
+ * picks the primitives every scenario runs for (default: mutex, fair-mutex, semaphore; scenarios
+ * marked `exclusive` skip the Semaphore).
  * Prints the table scenario → acquisitions → violations, then a final line `N passed, N failed`.
  * Exits non-zero on any violation, on a negative control that was not flagged, on a scenario whose
  * fault did not happen, or on fewer acquisitions than the profile promises.
@@ -19,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { requireRedisServer } from '../../tools/redis-server.js';
 import { chaos, controls, scenarios } from './scenarios.js';
 import { runScenario, type Scenario, type ScenarioResult } from './toolkit/harness.js';
+import { lockLimit, SEMAPHORE_LIMIT } from './toolkit/locks.js';
 import type { LockKind } from './toolkit/protocol.js';
 import { spawnWorkers, type WorkerHandle } from './toolkit/workers.js';
 
@@ -43,10 +45,14 @@ function parseDuration(text: string): number {
 const MIN_FAST_ACQUISITIONS = 10_000;
 const profile = values.profile === 'soak' ? 'soak' : 'fast';
 // Every primitive runs every scenario unless narrowed with --locks / FAULTS_LOCKS.
-const primitives = (values.locks ?? process.env.FAULTS_LOCKS ?? 'mutex,fair-mutex').split(',') as LockKind[];
+const primitives = (values.locks ?? process.env.FAULTS_LOCKS ?? 'mutex,fair-mutex,semaphore').split(
+  ',',
+) as LockKind[];
 const lockLabel: Record<LockKind, string> = {
   mutex: 'Mutex',
   'fair-mutex': 'FairMutex',
+  semaphore: `Semaphore/${SEMAPHORE_LIMIT}`,
+  'leaky-semaphore': 'leaky Semaphore',
   'no-lock': 'no lock',
   'naive-short-ttl': 'naive Mutex',
   'never-released': 'leaky Mutex',
@@ -73,7 +79,9 @@ function plan(): Planned[] {
   const durationMs = parseDuration(values['scenario-ms'] ?? process.env.FAULTS_SCENARIO_MS ?? '4000');
   const planned: Planned[] = [];
   for (const scenario of scenarios.filter(matches)) {
-    for (const lock of scenario.locks ?? primitives) planned.push({ scenario, lock, durationMs });
+    for (const lock of scenario.locks ?? primitives) {
+      if (!scenario.exclusive || lockLimit(lock) === 1) planned.push({ scenario, lock, durationMs });
+    }
   }
   for (const scenario of controls.filter(matches)) {
     for (const lock of scenario.locks ?? primitives) planned.push({ scenario, lock, durationMs: 3_000 });

@@ -4,9 +4,10 @@
  * small machine with other work, and a slow machine may only lose leases (counted, expected), never
  * produce a violation, because the checker judges each holder by its own reckoning.
  *
- * Extension points: Redlock (minority/majority node loss: a `redis` with N servers and a fault loop
- * over subsets) and semaphores (more-than-limit checks: a checker limit above one) add scenarios
- * here once they exist; nothing is stubbed for them today.
+ * Every scenario runs for the Semaphore too (its checker counts permits against the limit), except
+ * those marked `exclusive`, which exercise fencing of one register. Extension point: Redlock
+ * (minority/majority node loss: a `redis` with N servers and a fault loop over subsets) adds
+ * scenarios here once it exists; nothing is stubbed for it today.
  */
 import type { CheckReport } from './toolkit/checker.js';
 import { every, type FaultContext, type Scenario } from './toolkit/harness.js';
@@ -184,6 +185,7 @@ export const scenarios: readonly Scenario[] = [
   {
     name: 'holder paused past TTL (fenced)',
     expect: 'safe',
+    exclusive: true,
     config: pausedHolderConfig,
     onResource: pauseHolderOnRead,
     exercised: (ctx, report) => atLeast(ctx, 'holder paused', 1) ?? fencedStaleWrites(report),
@@ -331,6 +333,14 @@ export const controls: readonly Scenario[] = [
   {
     // Checks the end-of-run key checks themselves: a lease dropped without release() is renewed by
     // its watchdog for as long as the process lives, which is exactly a "key renewed for ever".
+    // The at-most-K checker on real histories: a semaphore whose Redis admits one permit more
+    // than the limit it is checked against.
+    name: 'control: semaphore admitting a permit too many',
+    expect: 'flagged',
+    locks: ['leaky-semaphore'],
+    config: { workMs: [2, 10] },
+  },
+  {
     name: 'control: lease never released',
     expect: 'flagged',
     locks: ['never-released'],

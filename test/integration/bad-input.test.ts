@@ -12,6 +12,7 @@ import {
   type RedisClient,
   RedisExpLock,
   releaseLock,
+  Semaphore,
   UnsupportedClientError,
 } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
@@ -89,6 +90,48 @@ const cases: Case[] = [
   ],
   ['fencedWrite with token 0', (c) => fencedWrite(c, 'res', 0, 'v'), RangeError],
   ['fencedWrite with a non-string key', (c) => fencedWrite(c, 5 as unknown as string, 1, 'v'), TypeError],
+  ['Semaphore without a limit', (c) => new Semaphore(c, 'x', {} as { limit: number }), TypeError],
+  ['Semaphore with limit 0', (c) => new Semaphore(c, 'x', { limit: 0 }), RangeError],
+  ['Semaphore with a negative limit', (c) => new Semaphore(c, 'x', { limit: -3 }), RangeError],
+  ['Semaphore with a fractional limit', (c) => new Semaphore(c, 'x', { limit: 2.5 }), RangeError],
+  [
+    'Semaphore with a string limit',
+    (c) => new Semaphore(c, 'x', { limit: '3' as unknown as number }),
+    TypeError,
+  ],
+  [
+    'Semaphore with permits above its limit',
+    (c) => new Semaphore(c, 'x', { limit: 2, permits: 3 }),
+    RangeError,
+  ],
+  [
+    'Semaphore acquire of 0 permits',
+    (c) => new Semaphore(c, 'x', { limit: 2 }).acquire({ permits: 0 }),
+    RangeError,
+  ],
+  [
+    'Semaphore acquire of fractional permits',
+    (c) => new Semaphore(c, 'x', { limit: 2 }).acquire({ permits: 1.5 }),
+    RangeError,
+  ],
+  [
+    'Semaphore acquire of more permits than its limit',
+    (c) => new Semaphore(c, 'x', { limit: 2 }).acquire({ permits: 3 }),
+    RangeError,
+  ],
+  [
+    'Semaphore tryAcquire of more permits than its limit',
+    (c) => new Semaphore(c, 'x', { limit: 2 }).tryAcquire({ permits: 3 }),
+    RangeError,
+  ],
+  [
+    'Semaphore using() with negative permits',
+    (c) => new Semaphore(c, 'x', { limit: 2 }).using(() => 1, { permits: -1 }),
+    RangeError,
+  ],
+  ['Semaphore setLimit(0)', (c) => new Semaphore(c, 'x', { limit: 2 }).setLimit(0), RangeError],
+  ['Semaphore setLimit(1.5)', (c) => new Semaphore(c, 'x', { limit: 2 }).setLimit(1.5), RangeError],
+  ['permits given to a Mutex', (c) => new Mutex(c, 'x').acquire({ permits: 2 } as object), TypeError],
 ];
 
 for (const kind of clientKinds) {

@@ -5,55 +5,17 @@
  * Timing bounds are generous on purpose (a loaded 2-core machine): they check "bounded", not "fast".
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { FairMutex, LockTimeoutError } from '../../src/index.js';
 import { scripts } from '../../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
+import { type Child, spawnChild } from '../fixtures/child.js';
 import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
 import { commandCalls } from '../fixtures/commandstats.js';
 import { nameMaker, sleep, until } from '../fixtures/helpers.js';
 
-const childFile = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/fair-mutex-child.ts');
-
-interface Child {
-  readonly process: ChildProcess;
-  readonly exited: Promise<number | null>;
-  /** Resolves when the child sends `message` (or rejects if it exits first). */
-  said(message: string): Promise<void>;
-}
-
-function spawnChild(kind: ClientKind, url: string, name: string, id: string, options: object): Child {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', childFile, kind.name, url, name, id, JSON.stringify(options)],
-    {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    },
-  );
-  const messages = new Set<string>();
-  const waiters: { message: string; resolve: () => void }[] = [];
-  child.on('message', (m) => {
-    messages.add(String(m));
-    for (const w of waiters.filter((w) => w.message === m)) w.resolve();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    process: child,
-    exited,
-    said: (message) =>
-      messages.has(message)
-        ? Promise.resolve()
-        : Promise.race([
-            new Promise<void>((resolve) => waiters.push({ message, resolve })),
-            exited.then((code) => {
-              throw new Error(`child ${id} exited (${code}) before saying ${message}`);
-            }),
-          ]),
-  };
-}
+const spawnFairChild = (kind: ClientKind, url: string, name: string, id: string, options: object) =>
+  spawnChild('fair-mutex-child.ts', kind, url, name, id, options);
 
 const freshName = nameMaker('fair-test');
 
@@ -83,7 +45,7 @@ for (const kind of clientKinds) {
       const count = 5;
       // Processes start in parallel (start-up is most of this test's time), connected and idle.
       const started = Array.from({ length: count }, (_, i) =>
-        spawnChild(kind, server.url, name, String(i), { holdMs: 20, waitForGo: true }),
+        spawnFairChild(kind, server.url, name, String(i), { holdMs: 20, waitForGo: true }),
       );
       children.push(...started);
       await Promise.all(started.map((child) => child.said('started')));
@@ -200,7 +162,10 @@ for (const kind of clientKinds) {
       const name = freshName();
       const mutex = new FairMutex(redis.client, name);
       const holder = await mutex.acquire();
-      const child = spawnChild(kind, server.url, name, 'crashed', { waiterTtlMs: 600, timeoutMs: 60_000 });
+      const child = spawnFairChild(kind, server.url, name, 'crashed', {
+        waiterTtlMs: 600,
+        timeoutMs: 60_000,
+      });
       children.push(child);
       await until(async () => (await mutex.inspect()).queueLength === 1, 'the child is queued');
       child.process.kill('SIGKILL');
@@ -224,7 +189,10 @@ for (const kind of clientKinds) {
       const mutex = new FairMutex(redis.client, name);
       const holder = await mutex.acquire();
       const crashedTtlMs = 1_500;
-      const child = spawnChild(kind, server.url, name, 'crashed', { ttlMs: crashedTtlMs, timeoutMs: 60_000 });
+      const child = spawnFairChild(kind, server.url, name, 'crashed', {
+        ttlMs: crashedTtlMs,
+        timeoutMs: 60_000,
+      });
       children.push(child);
       await until(async () => (await mutex.inspect()).queueLength === 1, 'the child is queued');
       child.process.kill('SIGKILL');
@@ -249,7 +217,7 @@ for (const kind of clientKinds) {
       const name = freshName();
       const mutex = new FairMutex(redis.client, name);
       const ttlMs = 1_000;
-      const child = spawnChild(kind, server.url, name, 'holder', { ttlMs, hang: true });
+      const child = spawnFairChild(kind, server.url, name, 'holder', { ttlMs, hang: true });
       children.push(child);
       await child.said('acquired');
       const waiting = mutex.acquire({ timeoutMs: 20_000 });

@@ -44,9 +44,9 @@ if holders then
     leave_queue(keys, me)
     return {-1, limit, now}
   end
-  local free, at_head = serve(keys, limit - holders.held, limit, t, now, me)
-  if permits <= free and (at_head or redis.call('llen', keys.queue) == 0) then
-    if at_head then leave_queue(keys, me) end
+  local free, head = serve(keys, limit - holders.held, limit, t, now, me)
+  if permits <= free and head ~= 'other' then
+    if head == 'me' then leave_queue(keys, me) end
     return {1, grant(keys, me, permits, ttl, t, now), now}
   end
   local first = redis.call('zrange', keys.holders, 0, 0, 'withscores')

@@ -23,7 +23,12 @@ local keys = {holders = KEYS[1], fence = KEYS[2], queue = KEYS[3], waiters = KEY
 local me = ARGV[1]
 
 local holders = read_holders(keys.holders, now, me)
-if not holders then return 0 end
+if not holders then
+  -- Another kind's key holds every permit: nothing to give back or hand on, but a waiter giving up
+  -- still leaves the queue.
+  leave_queue(keys, me)
+  return 0
+end
 local limit = current_limit(KEYS[5], ARGV[2])
 if holders.mine then
   redis.call('zrem', keys.holders, holders.mine.member)

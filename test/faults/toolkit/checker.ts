@@ -2,6 +2,11 @@
  * The mutual-exclusion checker: turns the workers' histories, the resource's counts and the
  * parent's end-of-run key checks into violations. Pure: unit-tested in ../checker.test.ts.
  *
+ * It checks "at most K": a lock of `limit` permits (1 for the mutexes, more for a Semaphore) is
+ * violated when holders that are valid at once hold more than `limit` permits between them (each
+ * holder counts its `permits`, 1 unless its grant says otherwise). With limit 1 that is "no two
+ * holders at once", as below.
+ *
  * ## What counts as two holders at once
  *
  * A holder "holds" from when it enters its critical section until the first of: its exit, the
@@ -95,6 +100,10 @@ interface Hold {
   readonly owner: string;
   readonly okAt: number;
   readonly grantedValidUntil: number;
+  /** Permits held (1 for an exclusive lock). */
+  readonly permits: number;
+  /** When the acquire call that made this hold started. */
+  readonly invokedAt: number;
   enter?: number;
   exit?: Extract<HistoryEvent, { ev: 'exit' }>;
 }
@@ -121,6 +130,7 @@ export function check(
   events: readonly HistoryEvent[],
   resource: ResourceStats,
   keys: KeyFindings,
+  limit = 1,
 ): CheckReport {
   const violations = Object.fromEntries(violationKinds.map((k) => [k, 0])) as Record<ViolationKind, number>;
   const examples: string[] = [];
@@ -139,10 +149,14 @@ export function check(
   const givenBack = new Map<string, number>();
   const lateGrants: Extract<HistoryEvent, { ev: 'ok' }>[] = [];
   const freezes: Extract<HistoryEvent, { ev: 'frozen' }>[] = [];
+  const invoked = new Map<string, number>();
   let endOfRun = 0;
   for (const event of events) {
     if ('t' in event) endOfRun = Math.max(endOfRun, event.t);
     switch (event.ev) {
+      case 'invoke':
+        invoked.set(`${event.w}:${event.seq}`, event.t);
+        break;
       case 'ok':
         holds.set(`${event.w}:${event.seq}`, {
           w: event.w,
@@ -152,6 +166,8 @@ export function check(
           owner: event.owner,
           okAt: event.t,
           grantedValidUntil: event.validUntil,
+          permits: event.permits ?? 1,
+          invokedAt: invoked.get(`${event.w}:${event.seq}`) ?? event.t,
         });
         // acquire() must not hand out a lease whose validity is already over, whatever its signal
         // says: `using()` would start work the lock no longer covers (a FairMutex did, with the
@@ -226,8 +242,9 @@ export function check(
       } else owners.set(hold.fence, hold.owner);
     }
 
-    // Overlaps, and tokens growing in the order holders entered (among holders that were valid
-    // when they entered: one whose grant arrived after its validity never held anything).
+    // More than `limit` permits held by valid holders at once (among holders that were valid when
+    // they entered: one whose grant arrived after its validity never held anything). With limit 1,
+    // every valid holder another one enters beside is an overlap.
     const valid = list
       .filter((h) => h.enter !== undefined && protectedEnd(h, endOfRun) > (h.enter as number))
       .sort((a, b) => (a.enter as number) - (b.enter as number));
@@ -236,18 +253,25 @@ export function check(
     for (const hold of valid) {
       const enter = hold.enter as number;
       active = active.filter((h) => protectedEnd(h, endOfRun) > enter);
-      for (const other of active) {
+      const held = active.reduce((sum, h) => sum + h.permits, 0);
+      if (held + hold.permits > limit) {
+        const others = active.map((o) => `w${o.w}#${o.seq} (token ${o.fence}, ${o.permits})`).join(', ');
+        const firstEnd = Math.min(...active.map((o) => protectedEnd(o, endOfRun)));
         flag(
           'overlap',
-          `${lock}: w${hold.w}#${hold.seq} (token ${hold.fence}) entered ${(protectedEnd(other, endOfRun) - enter).toFixed(1)} ms before w${other.w}#${other.seq} (token ${other.fence}) stopped being valid`,
+          `${lock}: w${hold.w}#${hold.seq} (token ${hold.fence}) entered with ${hold.permits} permit(s) ${(firstEnd - enter).toFixed(1)} ms before ${held} of ${limit} held by ${others} stopped being valid`,
         );
       }
       active.push(hold);
-      if (hold.fence < highest) {
+      // An exclusive lock's holders enter in token order.
+      if (limit === 1 && hold.fence < highest) {
         flag('decreasing-token', `${lock}: token ${hold.fence} entered after token ${highest}`);
       }
       highest = Math.max(highest, hold.fence);
     }
+    // Several holders at once may enter in any order; but a grant whose acquire call started after
+    // another grant had resolved was made after it, so its token is higher.
+    if (limit > 1) checkTokensFollowGrants(lock, list, flag);
   }
 
   if (resource.lostUpdates > 0)
@@ -292,6 +316,30 @@ export function check(
     resource,
     examples,
   };
+}
+
+/** Flags a hold whose token is not above every token granted before its acquire call started. */
+function checkTokensFollowGrants(
+  lock: string,
+  holds: readonly Hold[],
+  flag: (kind: ViolationKind, detail: string) => void,
+): void {
+  const byGrant = [...holds].sort((a, b) => a.okAt - b.okAt);
+  let next = 0;
+  let highest: Hold | undefined;
+  for (const hold of [...holds].sort((a, b) => a.invokedAt - b.invokedAt)) {
+    while (next < byGrant.length && (byGrant[next] as Hold).okAt < hold.invokedAt) {
+      const granted = byGrant[next] as Hold;
+      if (!highest || granted.fence > highest.fence) highest = granted;
+      next += 1;
+    }
+    if (highest && hold.fence <= highest.fence) {
+      flag(
+        'decreasing-token',
+        `${lock}: token ${hold.fence} (w${hold.w}#${hold.seq}) granted to a call started after token ${highest.fence} was granted`,
+      );
+    }
+  }
 }
 
 /**

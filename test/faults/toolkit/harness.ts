@@ -16,6 +16,7 @@ import {
   type ViolationKind,
 } from './checker.js';
 import { clientKindIndex } from './client-rotation.js';
+import { lockLimit } from './locks.js';
 import {
   type HistoryEvent,
   type LockKind,
@@ -56,6 +57,11 @@ export interface Scenario {
   readonly locks?: readonly LockKind[];
   readonly redis?: { appendOnly?: boolean };
   readonly proxy?: boolean;
+  /**
+   * Whether it needs an exclusive lock (it exercises fencing of the single register the holders
+   * write): lock kinds that admit several holders (a Semaphore) skip it.
+   */
+  readonly exclusive?: boolean;
   /** Whether the resource refuses stale fencing tokens (default true). */
   readonly fenced?: boolean;
   readonly workers?: number;
@@ -219,7 +225,7 @@ export async function runScenario(
     await Promise.all(workers.map((worker) => worker.close()));
     closed = true;
 
-    const report = check(events, resource.stats, keys);
+    const report = check(events, resource.stats, keys, lockLimit(run.lock));
     const notExercised = scenario.exercised?.(ctx, report);
     const tolerated = (scenario.tolerate ?? []).reduce((n, kind) => n + report.violations[kind], 0);
     const flagged = report.totalViolations - tolerated > 0;

@@ -2,12 +2,12 @@
  * The locks a worker can take, behind one small interface, so every scenario runs unchanged for
  * each real primitive and for the deliberately broken ones (negative controls).
  *
- * Extension point: Redlock and the semaphores plug in here as new `LockKind`s once they exist
- * (Redlock: one client per node and a `probe` per node; a semaphore: `limit` holders and a checker
- * that counts overlaps above the limit instead of above one). Nothing is faked for them today.
+ * Extension point: Redlock plugs in here as a new `LockKind` once it exists (one client per node
+ * and a `probe` per node). The Semaphore is here: `SEMAPHORE_LIMIT` permits, acquisitions of 1 or 2
+ * of them, and the checker counts permits held by valid holders against that limit (`lockLimit`).
  */
 import { randomUUID } from 'node:crypto';
-import { FairMutex, type Lease, Mutex, type RedisClient } from '../../../src/index.js';
+import { FairMutex, type Lease, Mutex, type RedisClient, Semaphore } from '../../../src/index.js';
 import { type LockKind, mono, UNTIL_RELEASED, type WorkerConfig } from './protocol.js';
 
 /** `performance.now()` (the leases' clock) to `mono()`: both are CLOCK_MONOTONIC, a fixed offset apart. */
@@ -21,6 +21,13 @@ export interface HeldLock {
   readonly key: string | undefined;
   /** Until when (mono) the holder believes it holds the lock. */
   validUntil(): number;
+  /** Permits held (a Semaphore's; 1 when absent). */
+  readonly permits?: number;
+  /**
+   * A script that answers {owner token or '', ms the holder has left} for KEYS[1] = `key` and ARGV[1]
+   * = `owner`, when the key is not a plain string holding the owner (a Semaphore's holders).
+   */
+  readonly probeScript?: string;
   /** Aborts when the holder learns the lock is lost. */
   readonly signal: AbortSignal;
   /** Extends to `ttlMs` (default: the lease's current TTL). */
@@ -45,6 +52,27 @@ function fromLease(lease: Lease, key: string): HeldLock {
     release: () => lease.release(),
   };
 }
+
+/** Permits of the fault suite's Semaphore: with 4 workers taking 1 or 2 each, there is contention. */
+export const SEMAPHORE_LIMIT = 2;
+
+/** How many permits a lock kind lets be held at once (1: an exclusive lock). */
+export function lockLimit(kind: LockKind): number {
+  return kind === 'semaphore' || kind === 'leaky-semaphore' ? SEMAPHORE_LIMIT : 1;
+}
+
+/** The probe of a Semaphore holder: its own entry among the live holders, by the server's clock. */
+const SEMAPHORE_PROBE = `local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local members = redis.pcall('zrangebyscore', KEYS[1], '(' .. now, '+inf', 'withscores')
+if type(members) ~= 'table' or members.err then return {'', -2} end
+for i = 1, #members, 2 do
+  if string.sub(members[i], -#ARGV[1] - 1) == '|' .. ARGV[1] then
+    return {ARGV[1], tonumber(members[i + 1]) - now}
+  end
+end
+if #members > 0 then return {'another holder', -2} end
+return {'', -2}`;
 
 /** Runs a raw command on the worker's client (for the lock kinds that are not Locksmith's). */
 export type RawCommand = (...args: string[]) => Promise<unknown>;
@@ -77,6 +105,23 @@ export function lockAdapter(
       return primitive(new Mutex(client, name, options));
     case 'fair-mutex':
       return primitive(new FairMutex(client, name, options));
+    case 'semaphore':
+    case 'leaky-semaphore': {
+      // The leaky one's Redis admits a permit more than the checker allows: it must be flagged.
+      const limit = kind === 'semaphore' ? SEMAPHORE_LIMIT : SEMAPHORE_LIMIT + 1;
+      const semaphore = new Semaphore(client, name, { ...options, limit });
+      return {
+        acquire: async (signal) => {
+          const permits = Math.random() < 0.5 ? 1 : 2;
+          const lease =
+            config.acquireMode === 'try'
+              ? await semaphore.tryAcquire({ signal, permits })
+              : await semaphore.acquire({ signal, permits, retries: config.acquireRetries });
+          if (!lease) throw new NotAcquired('tryAcquire: too few permits free');
+          return { ...fromLease(lease, semaphore.keys.lock), permits, probeScript: SEMAPHORE_PROBE };
+        },
+      };
+    }
     case 'counter-fenced':
       return counterFencedLock(command, name, config);
     case 'no-lock':

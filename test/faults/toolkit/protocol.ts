@@ -22,6 +22,10 @@ export const UNTIL_RELEASED = Number.MAX_SAFE_INTEGER;
 export type LockKind =
   | 'mutex'
   | 'fair-mutex'
+  /** A Semaphore of `SEMAPHORE_LIMIT` permits (locks.ts); each acquisition takes 1 or 2. */
+  | 'semaphore'
+  /** A Semaphore that admits one permit more than `SEMAPHORE_LIMIT`, checked against that limit. */
+  | 'leaky-semaphore'
   /** No lock at all: the "acquisition" succeeds at once and believes it lasts until release. */
   | 'no-lock'
   /**
@@ -98,6 +102,8 @@ export type HistoryEvent =
       readonly validUntil: number;
       /** Whether the lease's signal had already aborted when acquire() resolved. */
       readonly signalAborted: boolean;
+      /** Permits the acquisition holds (a Semaphore's; 1 when absent). */
+      readonly permits?: number;
     }
   | {
       readonly ev: 'fail';

@@ -12,7 +12,7 @@ import { Redis as IORedis } from 'ioredis';
 import { subscribeLockEvents } from '../../../src/events.js';
 import { clientKinds, type TestClient } from '../../fixtures/clients.js';
 import { ownerTokenOf } from '../../fixtures/lock-value.js';
-import { type HeldLock, type LockAdapter, lockAdapter } from './locks.js';
+import { type HeldLock, type LockAdapter, lockAdapter, lockLimit } from './locks.js';
 import {
   type FromWorker,
   type HistoryEvent,
@@ -202,6 +202,7 @@ async function holdAndRelease(current: Run, held: HeldLock, lock: string, id: nu
     owner: held.owner,
     validUntil: held.validUntil(),
     signalAborted: held.signal.aborted,
+    ...(held.permits === undefined ? {} : { permits: held.permits }),
   });
   let lostAt: number | undefined;
   let lostReason: string | undefined;
@@ -223,7 +224,11 @@ async function holdAndRelease(current: Run, held: HeldLock, lock: string, id: nu
   }
   let skippedWrite = false;
   if (config.honorSignal && held.signal.aborted) skippedWrite = true;
-  else {
+  else if (lockLimit(config.lock) > 1) {
+    // Several holders at once by design: a read-modify-write of one register would lose updates
+    // whatever the lock does, so a Semaphore's critical section only takes its time.
+    await sleep(between(config.workMs));
+  } else {
     const read = await resource({ op: 'read', lock, fence: held.fence, w: index });
     await sleep(between(config.workMs));
     if (config.honorSignal && held.signal.aborted) skippedWrite = true;
@@ -273,7 +278,10 @@ async function probe(redis: IORedis, held: HeldLock, id: number): Promise<void> 
   const validUntil = held.validUntil();
   if (held.signal.aborted || validUntil <= q0) return;
   try {
-    const reply = (await redis.eval(PROBE_SCRIPT, 1, held.key as string)) as [string, number];
+    const reply = (await redis.eval(held.probeScript ?? PROBE_SCRIPT, 1, held.key as string, held.owner)) as [
+      string,
+      number,
+    ];
     const q1 = mono();
     const [value, pttl] = reply;
     const owner = ownerTokenOf(value);

@@ -29,17 +29,18 @@ end
 -- (their waiter died or gave up) and requests above the limit (lowered by `setLimit`) are dropped.
 -- Stops at `me` (a waiter serving the queue on its own attempt decides for itself). A refused
 -- PUBLISH (an ACL user without channel permissions) is ignored: the waiter finds the permits its
--- own at its next attempt. Returns the free permits left and whether `me` is at the head.
+-- own at its next attempt. Returns the free permits left and who is at the head now: 'none' (the
+-- queue is empty), 'me', or 'other'.
 local function serve(keys, free, limit, t, now, me)
   while true do
     local head = redis.call('lindex', keys.queue, 0)
-    if not head then return free, false end
-    if head == me then return free, true end
+    if not head then return free, 'none' end
+    if head == me then return free, 'me' end
     local entry = redis.call('hget', keys.waiters, head)
     local deadline, ttl, permits, channel
     if entry then deadline, ttl, permits, channel = string.match(entry, '^(%d+)|(%d+)|(%d+)|(.*)$') end
     local live = deadline and tonumber(deadline) >= now and tonumber(permits) <= limit
-    if live and tonumber(permits) > free then return free, false end
+    if live and tonumber(permits) > free then return free, 'other' end
     redis.call('lpop', keys.queue)
     redis.call('hdel', keys.waiters, head)
     if live then
