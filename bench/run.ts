@@ -247,12 +247,18 @@ function redisBenchmark(server: { host: string; port: number }, requests: number
         '100000',
         '-q',
         'EVALSHA',
-        scripts.mutexAcquire.sha1,
-        '2',
+        scripts.fairAcquire.sha1,
+        '4',
         'bench:rb:__rand_int__',
         'bench:rb:fence',
+        'bench:rb:queue',
+        'bench:rb:waiting',
         'redis-benchmark',
         '1000',
+        '0',
+        'bench:rb:granted',
+        '0',
+        '1',
       ],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
     );
@@ -352,7 +358,7 @@ async function main(): Promise<void> {
         errors: r.errors,
       });
     }
-    await admin.script('LOAD', scripts.mutexAcquire.source);
+    await admin.script('LOAD', scripts.fairAcquire.source);
     const evalshaCeiling = redisBenchmark(target, config.benchmarkRequests);
 
     printReport(cells, multiKey, evalshaCeiling, config);
@@ -456,7 +462,7 @@ function printReport(
     ),
   );
   console.log(
-    `redis-benchmark EVALSHA (mutex-acquire, 50 connections, no pipelining): ${evalshaCeiling ? `${fmt(evalshaCeiling)} calls/s` : 'not available'}`,
+    `redis-benchmark EVALSHA (fair-acquire, 50 connections, no pipelining): ${evalshaCeiling ? `${fmt(evalshaCeiling)} calls/s` : 'not available'}`,
   );
   const errorCells = cells.filter((c) => c.errors > 0 && c.errorSamples.length > 0);
   if (errorCells.length > 0) {

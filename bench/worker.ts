@@ -8,7 +8,7 @@
  * next holder only after the previous holder sent its release, so overlapping stamps are a
  * mutual-exclusion violation, never clock noise.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -115,6 +115,7 @@ async function startProfiler(): Promise<{ stop(name: string): Promise<void> } | 
   return {
     async stop(name) {
       const { profile } = await session.post('Profiler.stop');
+      mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
       session.disconnect();
     },

@@ -18,10 +18,16 @@ export type AttemptOutcome =
       readonly acquired: false;
       readonly holderPttlMs: number;
       /**
-       * When the attempt's own state in Redis (a sleeper entry, a queue place) must be renewed: a
+       * When the attempt's own state in Redis (a queue place) must be renewed: a
        * wake-up for that is a renewal, not a retry, and does not use up `retries`.
        */
       readonly renewInMs?: number;
+      /**
+       * The attempt left state in Redis (a queue place) that outlives it: when its reply comes after
+       * the call gave up, the token is given back again (a client that re-sent the attempt after a
+       * reconnect may have queued it after the call's own give-back).
+       */
+      readonly leftState?: boolean;
     };
 
 /** What both the waiting loop and a single try need to know about one acquire call. */
@@ -38,7 +44,7 @@ export interface AttemptPlan {
   /** One attempt (one round trip, or none when the primitive already knows). */
   attempt(): Promise<AttemptOutcome>;
   /**
-   * Gives the token back: compare-and-delete, leaving any waiting state (sleeper entry, queue
+   * Gives the token back: compare-and-delete, leaving any waiting state (a queue
    * place). Safe to call whatever the token's state; resolves true when the token held the lock.
    */
   giveBack(): Promise<boolean>;
@@ -62,7 +68,7 @@ export interface AcquisitionPlan extends AttemptPlan {
    * competes like anyone; FairMutex: the message *is* the grant, not a retry).
    */
   readonly wakeUpIsRetry: boolean;
-  /** Whether an attempt may have left state in Redis to clean up on giving up (sleeper, queue place). */
+  /** Whether an attempt may have left state in Redis to clean up on giving up (a queue place). */
   mayHaveLeftState(): boolean;
 }
 
@@ -98,7 +104,7 @@ const MAX_TIMER_MS = 2_147_483_647;
  * fails, it polls with a short back-off instead (never the holder's whole TTL).
  *
  * `retries` counts attempts that found the lock held after a real wait: the attempt right after
- * subscribing, renewals and (for FairMutex) hand-off wake-ups are free. Errors: a `LockError` is
+ * subscribing, renewals and hand-off wake-ups are free. Errors: a `LockError` is
  * never retried (it says what to do). Anything else is transient and retried while time is left;
  * if the caller's time or retries run out while the last attempt failed that way, the rejection is
  * `RedisUnavailableError` (cause: the last error). An attempt unanswered for a TTL is abandoned (it
@@ -106,7 +112,7 @@ const MAX_TIMER_MS = 2_147_483_647;
  * in a row ends the wait with `RedisUnavailableError`.
  *
  * Giving back: whenever the call gives up and an attempt's outcome is unknown (it failed or is
- * still in flight: a lost reply may have applied) or may have left a sleeper entry or queue place,
+ * still in flight: a lost reply may have applied) or may have left a queue place,
  * the token is given back best-effort, and again when an in-flight attempt settles later.
  */
 export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquired> {
@@ -331,7 +337,7 @@ class CallState {
   async settle(attempt: Promise<AttemptOutcome>, deadline: number): Promise<Settled<AttemptOutcome>> {
     this.lastSentAt = this.plan.clock.now();
     const settled = await settleBefore(attempt, deadline, this.plan.signal, this.plan.clock, (late) => {
-      const harmless = late.kind === 'value' && !late.value.acquired;
+      const harmless = late.kind === 'value' && !late.value.acquired && !late.value.leftState;
       if (this.state === 'gave-up' && !harmless) void this.giveBackWithin(0);
     }).catch((error: unknown) => {
       // Aborted while the attempt was in flight: its outcome is unknown.

@@ -29,10 +29,18 @@ export class Waiter {
    * A hand-off message for it, or for an older one, is stale: that grant was used or handed on.
    */
   private newestGrant = 0;
+  private attempted = false;
   constructor(
     readonly token: string,
     private readonly clock: Clock,
   ) {}
+
+  /** Counts an attempt about to be sent; true when an earlier one may have queued this waiter. */
+  noteAttempt(): boolean {
+    const earlier = this.attempted;
+    this.attempted = true;
+    return earlier;
+  }
 
   /** Remembers a queued reply: the request was sent at `sentAt`, the server read `serverTimeMs`. */
   anchor(sentAt: number, serverTimeMs: number): void {

@@ -44,7 +44,7 @@ export interface AttemptHooks {
   };
   /** Whether an attempt after a wake-up counts against `retries` (false when the message is the grant). */
   readonly wakeUpIsRetry: boolean;
-  /** Whether an attempt may have left state in Redis (a sleeper entry, a queue place) to clean up. */
+  /** Whether an attempt may have left state in Redis (a queue place) to clean up. */
   mayHaveLeftState(): boolean;
 }
 

@@ -45,5 +45,5 @@ export async function queuedAttempt(
   // holder that crashed will never hand on. Only -1 (nothing bounds it) leaves us to the message.
   const bound = result.waitBoundMs;
   const holderPttlMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
-  return { acquired: false, holderPttlMs, renewInMs };
+  return { acquired: false, holderPttlMs, renewInMs, leftState: entryTtlMs > 0 };
 }

@@ -6,7 +6,6 @@ import type { AcquireOptions, LockOptions } from '../options.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import type { LockState } from '../protocol/lock-state.js';
-import { lockExtend } from '../protocol/mutex.js';
 import { checkName } from '../validation.js';
 import { LockShell } from './lock-shell.js';
 
@@ -39,14 +38,6 @@ export abstract class ScriptedLock<
     super(checkedName, resolveOptions(options));
     this.context = context;
     this.keys = lockKeys(this.options.prefix, name);
-  }
-
-  /**
-   * @internal Compare-and-pexpire of the lock key: every kind whose holder is the lock key's value
-   * (Mutex, FairMutex) extends this way; others override it.
-   */
-  protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
-    return this.run(lockExtend(this.keys, { token, ttlMs }));
   }
 
   /** @internal Runs one typed script call on this lock's client. */

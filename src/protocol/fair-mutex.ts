@@ -24,7 +24,7 @@ export type FairAcquireResult =
       readonly serverTimeMs: number;
     };
 
-const queueKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.queue, keys.waiters];
+const queueKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.queue, keys.waiting];
 
 export function fairAcquire(
   keys: LockKeys,
@@ -35,12 +35,26 @@ export function fairAcquire(
     readonly entryTtlMs: number;
     /** The channel this waiter hears its hand-off on. */
     readonly grantChannel: string;
+    /**
+     * Whether an earlier attempt of this acquire call may have queued it: the script then looks for
+     * its entry (and renews it) instead of queueing it again.
+     */
+    readonly maybeQueued: boolean;
+    /** Take a free lock whoever is queued (Mutex) instead of serving the queue first (FairMutex). */
+    readonly barging: boolean;
   },
 ): ScriptCall<FairAcquireResult> {
   return scriptCall(
     scripts.fairAcquire,
     queueKeys(keys),
-    [params.token, String(params.ttlMs), String(params.entryTtlMs), params.grantChannel],
+    [
+      params.token,
+      String(params.ttlMs),
+      String(params.entryTtlMs),
+      params.grantChannel,
+      params.maybeQueued ? '1' : '0',
+      params.barging ? '1' : '0',
+    ],
     (reply) => {
       const [flag, value, time] = asArray('fair-acquire', reply, 3);
       const serverTimeMs = asInteger('fair-acquire', time);
@@ -54,13 +68,30 @@ export function fairAcquire(
 /**
  * Releases the lock held by `token`, handing it to the oldest live waiter, or removes `token` from
  * the queue. True when `token` held the lock (or released it last: a re-sent release).
+ * `skipUnreached`: a waiter whose hand-off message reached no subscriber is skipped (Mutex).
  */
-export function fairRelease(keys: LockKeys, params: { readonly token: string }): ScriptCall<boolean> {
+export function fairRelease(
+  keys: LockKeys,
+  params: { readonly token: string; readonly skipUnreached: boolean },
+): ScriptCall<boolean> {
   return scriptCall(
     scripts.fairRelease,
     [...queueKeys(keys), keys.lastReleased],
-    [params.token],
+    [params.token, params.skipUnreached ? '1' : '0'],
     (reply) => asInteger('fair-release', reply) === 1,
+  );
+}
+
+/** Compare-and-extend: true when `token` holds the lock and its TTL is now `ttlMs`. */
+export function fairExtend(
+  keys: Pick<LockKeys, 'lock'>,
+  params: { readonly token: string; readonly ttlMs: number },
+): ScriptCall<boolean> {
+  return scriptCall(
+    scripts.fairExtend,
+    [keys.lock],
+    [params.token, String(params.ttlMs)],
+    (reply) => asInteger('fair-extend', reply) === 1,
   );
 }
 

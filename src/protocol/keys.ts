@@ -16,7 +16,10 @@
  * test/unit/keys.test.ts checks both properties on generated names.
  */
 export interface LockKeys {
-  /** Holds the owner token while the lock is held; expires with the lease. */
+  /**
+   * Holds the holder while the lock is held (Mutex, FairMutex: its fencing token, expiry and queue
+   * bookkeeping, then its owner token; see fair-holder.lua); expires with the lease.
+   */
   readonly lock: string;
   /**
    * The fencing counter; never expires. Each grant sets it to max(counter + 1, server time in µs),
@@ -24,22 +27,16 @@ export interface LockKeys {
    */
   readonly fence: string;
   /**
-   * Prefix of the channels a Mutex release wakes a waiter on (one per client: `…:released:<id>`),
-   * so waiters wake without polling.
-   */
-  readonly releasedChannel: string;
-  /**
-   * The last owner token that released the lock, kept 60 s, so a release re-sent after its reply
-   * was lost (an ioredis reconnect re-sends unanswered commands) still reports that it released.
+   * The last owner token that released the lock (that freed it with nobody to hand it to; a hand-off records the releaser in the new holder's value), kept 60 s, so a release re-sent
+   * after its reply was lost (an ioredis reconnect re-sends unanswered commands) still reports that
+   * it released.
    */
   readonly lastReleased: string;
-  /** Mutex: waiters a release may wake, one at a time (a sorted set by deadline). */
-  readonly sleepers: string;
-  /** FairMutex: the FIFO queue of waiter tokens, oldest first (a list). */
+  /** The waiters, oldest first (a list of "deadline|ttl|#channel|channel token" entries). */
   readonly queue: string;
-  /** FairMutex: each queued waiter's entry (a hash: token → "deadline|ttl|channel"). */
-  readonly waiters: string;
-  /** FairMutex: prefix of the channels hand-offs are announced on (one per client: `…:granted:<id>`). */
+  /** Who is queued, and until when (a hash: token → current deadline, server ms). */
+  readonly waiting: string;
+  /** Prefix of the channels hand-offs are announced on (one per client: `…:granted:<id>`). */
   readonly grantedChannelPrefix: string;
 }
 
@@ -48,11 +45,9 @@ export function lockKeys(prefix: string, name: string): LockKeys {
   return Object.freeze({
     lock: base,
     fence: `${base}:fence`,
-    releasedChannel: `${base}:released`,
     lastReleased: `${base}:last-released`,
-    sleepers: `${base}:sleepers`,
     queue: `${base}:queue`,
-    waiters: `${base}:waiters`,
+    waiting: `${base}:waiting`,
     grantedChannelPrefix: `${base}:granted:`,
   });
 }

@@ -1,13 +1,10 @@
 import { defineScript } from './script.js';
 import {
   fairAcquireLua,
+  fairExtendLua,
   fairInspectLua,
   fairReleaseLua,
   fencedWriteLua,
-  mutexAcquireLua,
-  mutexExtendLua,
-  mutexInspectLua,
-  mutexReleaseLua,
   semaphoreAcquireLua,
   semaphoreExtendLua,
   semaphoreInspectLua,
@@ -18,16 +15,13 @@ import {
 
 /**
  * Every script Locksmith runs, with the key and argument counts read from its header. Lock kinds do
- * not use these directly: the protocol modules (mutex.ts, fair-mutex.ts, ...) build typed calls.
+ * not use these directly: the protocol modules (fair-mutex.ts, semaphore.ts, ...) build typed calls.
  */
 export const scripts = Object.freeze({
-  mutexAcquire: defineScript(mutexAcquireLua),
-  mutexRelease: defineScript(mutexReleaseLua),
-  mutexExtend: defineScript(mutexExtendLua),
-  mutexInspect: defineScript(mutexInspectLua),
   fencedWrite: defineScript(fencedWriteLua),
   fairAcquire: defineScript(fairAcquireLua),
   fairRelease: defineScript(fairReleaseLua),
+  fairExtend: defineScript(fairExtendLua),
   fairInspect: defineScript(fairInspectLua),
   semaphoreAcquire: defineScript(semaphoreAcquireLua),
   semaphoreRelease: defineScript(semaphoreReleaseLua),

@@ -1,5 +1,5 @@
 /**
- * What the "Coming from…" rows observe in Redis: keys, TTLs, sleepers, and whether a waiter is
+ * What the "Coming from…" rows observe in Redis: keys, TTLs, queued waiters, and whether a waiter is
  * still waiting. Events are ordered by state seen in Redis, never by sleeping.
  */
 import assert from 'node:assert/strict';
@@ -65,12 +65,21 @@ export function lockKey(name: string): string {
   return `locksmith:{${name}}`;
 }
 
-/** The deadlines of the waiters registered in a Mutex's sleepers (waiting to be woken, not polling). */
-export async function sleeperScores(env: Env, name: string): Promise<number[]> {
-  const reply = await env.admin.command('ZRANGE', `${lockKey(name)}:sleepers`, '0', '-1', 'WITHSCORES');
-  // Flat [member, score, …] (RESP2) or pairs [[member, score], …] (ioredis 6, RESP3).
-  const flat = ((reply ?? []) as unknown[]).flat();
-  return flat.filter((_, i) => i % 2 === 1).map(Number);
+/**
+ * The deadlines (server ms) of the waiters queued on a lock, oldest first: each entry's own, or its
+ * latest renewal's (fair-queue.lua: "deadline|ttl|#channel|channel token"; current deadlines in the waiting hash).
+ */
+export async function waiterDeadlines(env: Env, name: string): Promise<number[]> {
+  const entries = ((await env.admin.command('LRANGE', `${lockKey(name)}:queue`, '0', '-1')) ??
+    []) as string[];
+  return Promise.all(
+    entries.map(async (raw) => {
+      const [deadline, ttl, channelLength] = raw.split('|');
+      const token = raw.slice(`${deadline}|${ttl}|${channelLength}|`.length + Number(channelLength));
+      const renewed = await env.admin.command('HGET', `${lockKey(name)}:waiting`, token);
+      return Math.max(Number(deadline), Number(renewed ?? 0));
+    }),
+  );
 }
 
 /**
@@ -97,7 +106,7 @@ function jumpableClock(): Clock & { jumpDays(days: number): void } {
 /**
  * Checks that `wait(mutex)` waits for ever without waiting for ever: another process holds the lock,
  * the waiter's clock jumps a day ahead, and the waiter must still be waiting after two more attempts
- * (each renews its sleeper entry, whose score grows). A waiter with the default `timeoutMs`, on the
+ * (each renews its queue entry, whose deadline grows). A waiter with the default `timeoutMs`, on the
  * same clock, must give up meanwhile: the negative control that shows the jump is seen. Then the
  * holder releases and the waiter's lease is returned.
  */
@@ -107,7 +116,7 @@ export async function assertWaitsForever(env: Env, wait: (mutex: Mutex) => Promi
   const clock = jumpableClock();
   const waiter = track(wait(new Mutex(env.client, name, { clock })));
   const control = track(new Mutex(env.client, name, { clock }).acquire());
-  await waitUntil('both waiters sleep', async () => (await sleeperScores(env, name)).length === 2);
+  await waitUntil('both waiters are queued', async () => (await waiterDeadlines(env, name)).length === 2);
   clock.jumpDays(1);
   const controlOutcome = await control.result;
   assert.ok(
@@ -115,10 +124,10 @@ export async function assertWaitsForever(env: Env, wait: (mutex: Mutex) => Promi
     'a waiter with the default timeoutMs gives up once a day has passed',
   );
   for (let attempt = 0; attempt < 2; attempt += 1) {
-    const [before] = await sleeperScores(env, name);
+    const [before] = await waiterDeadlines(env, name);
     await waitUntil('the waiter tries again', async () => {
       assert.equal(waiter.settled(), false, 'the waiter gave up a day later');
-      return ((await sleeperScores(env, name))[0] ?? 0) > (before ?? 0);
+      return ((await waiterDeadlines(env, name))[0] ?? 0) > (before ?? 0);
     });
   }
   assert.equal(waiter.settled(), false, 'still waiting a day later');

@@ -39,8 +39,8 @@ import {
   holdElsewhere,
   lockKey,
   pttl,
-  sleeperScores,
   track,
+  waiterDeadlines,
   waitUntil,
 } from './probes.js';
 
@@ -148,7 +148,7 @@ const definedRows = [
       // A waiter that is woken by the release: its attempts are counted in Redis' own statistics.
       const before = await scriptCalls(env.server);
       const waiter = track(s.acquire(vars({ client: env.other, lockname, acquireTimeout: 10, lockTimeout: 1.5 })));
-      await waitUntil('the waiter sleeps', async () => (await sleeperScores(env, lockname)).length === 1);
+      await waitUntil('the waiter is queued', async () => (await waiterDeadlines(env, lockname)).length === 1);
       await new Promise((resolve) => setTimeout(resolve, 200)); // time in which the book's loop would spin
       assert.equal(await releaseLock(env.client, lockname, token as string), true);
       const outcome = await waiter.result;
@@ -361,7 +361,7 @@ const definedRows = [
     youUsed: '**node-redlock** `redlock.acquire([resource], duration)`',
     snippets: { acquire: ({ mutex, duration }) => mutex.acquire({ ttlMs: duration, autoExtend: false, retries: 10, retryDelayMs: 200 }) },
     inLocksmith: (c) =>
-      `${c.acquire}: not extended, and node-redlock's defaults (11 attempts 200 ms apart, then \`TooManyAttemptsError\`). Without \`retries\` and \`retryDelayMs\` a waiter is woken by the release and waits up to \`timeoutMs\` (10 s). One Redis: multi-master Redlock is planned.`,
+      `${c.acquire}: not extended, and node-redlock's defaults (11 attempts 200 ms apart, then \`TooManyAttemptsError\`). Without \`retries\` and \`retryDelayMs\` a waiter is handed the lock by the release and waits up to \`timeoutMs\` (10 s). One Redis: multi-master Redlock is planned.`,
     async check(s, env) {
       const resource = env.name();
       const mutex = new Mutex(env.client, resource);
@@ -515,7 +515,7 @@ const definedRows = [
       assert.equal(busy, null, 'null, not an error, when the wait runs out');
       assert.ok(waitedMs >= 290, `it waited (${waitedMs} ms of 300)`);
       const later = track(s.tryAcquire(vars({ mutex: new Mutex(env.other, key, { timeoutMs: 5_000 }) })) as Promise<Lease | null>);
-      await waitUntil('a waiter sleeps', async () => (await sleeperScores(env, key)).length === 1);
+      await waitUntil('a waiter is queued', async () => (await waiterDeadlines(env, key)).length === 1);
       assert.equal(await s.release(vars({ lease })), true);
       assert.equal(s.isAcquired(vars({ lease })), false);
       const outcome = await later.result;
@@ -591,7 +591,7 @@ const definedRows = [
       assert.equal(busy, null);
       assert.ok(waitedMs >= 190, `waited ${waitedMs} ms of 200`);
       const waiting = track(s.tryLock(vars({ mutex, waitTime: 5_000, leaseTime: 300 })) as Promise<Lease | null>);
-      await waitUntil('the waiter sleeps', async () => (await sleeperScores(env, name)).length === 1);
+      await waitUntil('the waiter is queued', async () => (await waiterDeadlines(env, name)).length === 1);
       await holder.release();
       const outcome = await waiting.result;
       assert.ok('value' in outcome && outcome.value !== null, 'acquired within waitTime');
@@ -629,14 +629,14 @@ const definedRows = [
   defineRow({
     youUsed: 'Redisson `forceUnlock()`',
     snippets: { forceUnlock: ({ mutex }) => mutex.inspect().then(({ ownerToken }) => (ownerToken ? mutex.releaseToken(ownerToken) : false)) },
-    inLocksmith: (c) => `${c.forceUnlock}: \`true\` if it freed the lock (a waiter is woken), \`false\` if nothing held it`,
+    inLocksmith: (c) => `${c.forceUnlock}: \`true\` if it freed the lock (handed to the next waiter, if any), \`false\` if nothing held it`,
     async check(s, env) {
       const name = env.name();
       const mutex = new Mutex(env.client, name);
       assert.equal(await s.forceUnlock(vars({ mutex })), false, 'nothing held it: false, no error');
       const holder = await new Mutex(env.other, name, { ttlMs: 60_000, autoExtend: false }).acquire();
       const waiter = track(new Mutex(env.other, name).acquire());
-      await waitUntil('a waiter sleeps', async () => (await sleeperScores(env, name)).length === 1);
+      await waitUntil('a waiter is queued', async () => (await waiterDeadlines(env, name)).length === 1);
       assert.equal(await s.forceUnlock(vars({ mutex })), true);
       const outcome = await waiter.result;
       assert.ok('value' in outcome, 'the waiter was woken and got the lock');

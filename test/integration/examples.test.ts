@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
+import { ownerTokenOf } from '../fixtures/lock-value.js';
 
 const root = join(import.meta.dirname, '../..');
 const EXIT_BOUND_MS = 20_000;
@@ -110,10 +111,14 @@ describe('examples/', () => {
     await b.line(/^B: following/);
 
     // Renewal: for three TTLs the lock keeps A's token and a fresh expiry, and B never leads.
-    const token = (await redis('GET', lockKey))[1];
+    const token = ownerTokenOf((await redis('GET', lockKey))[1]);
     const renewedUntil = Date.now() + 3 * ttlMs;
     while (Date.now() < renewedUntil) {
-      assert.equal((await redis('GET', lockKey))[1], token, 'the lock changed hands while A led');
+      assert.equal(
+        ownerTokenOf((await redis('GET', lockKey))[1]),
+        token,
+        'the lock changed hands while A led',
+      );
       assert.ok(Number((await redis('PTTL', lockKey))[0]?.slice(1)) > 0);
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -284,7 +284,7 @@ for (const kind of clientKinds) {
       }
       const name = freshName();
       const mutex = new FairMutex(redis.client, name);
-      const keys = [mutex.keys.lock, mutex.keys.fence, mutex.keys.queue, mutex.keys.waiters];
+      const keys = [mutex.keys.lock, mutex.keys.fence, mutex.keys.queue, mutex.keys.waiting];
       const evalsha = (sha: string, args: string[]) => {
         const all = sha === scripts.fairRelease.sha1 ? [...keys, mutex.keys.lastReleased] : keys;
         return redis.command('EVALSHA', sha, String(all.length), ...all, ...args) as Promise<unknown>;
@@ -294,7 +294,7 @@ for (const kind of clientKinds) {
       const b = await evalsha(scripts.fairAcquire.sha1, ['token-b', '7000', '5000', 'chan-b']);
       assert.equal((b as number[])[0], 0);
       assert.equal(await evalsha(scripts.fairRelease.sha1, ['token-a']), 1);
-      assert.equal(await redis.command('GET', mutex.keys.lock), 'token-b');
+      assert.equal((await mutex.inspect()).ownerToken, 'token-b');
       const pttl = (await redis.command('PTTL', mutex.keys.lock)) as number;
       assert.ok(pttl > 6_000 && pttl <= 7_000, `the hand-off used the waiter's TTL (PTTL ${pttl})`);
       assert.equal(await evalsha(scripts.fairRelease.sha1, ['token-b']), 1);

@@ -11,6 +11,7 @@ import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
 import { redisForSuite, until } from '../fixtures/helpers.js';
 import { acceptedName, acceptedPrefix, everyKeyOf } from '../fixtures/lock-key-names.js';
+import { ownerTokenOf } from '../fixtures/lock-value.js';
 
 const namesWithBraces = ['a}b', '{x', '{', 'a{b}c', '{}', 'a}:fence', 'a}'];
 
@@ -59,7 +60,7 @@ for (const kind of clientKinds) {
     test('Mutex: the key is `locksmith:{name}`, exclusive per name, fenced per name', async () => {
       for (const name of namesWithBraces) {
         const lease = await new Mutex(clients.a.client, name).acquire();
-        assert.equal(await clients.a.command('GET', `locksmith:{${name}}`), lease.token, name);
+        assert.equal(ownerTokenOf(await clients.a.command('GET', `locksmith:{${name}}`)), lease.token, name);
         assert.equal(Number(await clients.a.command('GET', `locksmith:{${name}}:fence`)), lease.fencingToken);
         assert.equal(await new Mutex(clients.b.client, name).tryAcquire(), null, `${name} is taken`);
         assert.equal(await lease.release(), true);
@@ -72,7 +73,11 @@ for (const kind of clientKinds) {
       const holders = await Promise.all(names.map((n) => new Mutex(clients.a.client, n).tryAcquire()));
       for (const [i, name] of names.entries()) {
         assert.ok(holders[i], `${name} was free while the others were held`);
-        assert.equal(await clients.a.command('GET', `locksmith:{${name}}`), holders[i]?.token, name);
+        assert.equal(
+          ownerTokenOf(await clients.a.command('GET', `locksmith:{${name}}`)),
+          holders[i]?.token,
+          name,
+        );
       }
       for (const lease of holders) assert.equal(await lease?.release(), true);
     });
@@ -87,7 +92,7 @@ for (const kind of clientKinds) {
       );
       assert.equal(await first.release(), true);
       const second = await waiting;
-      assert.equal(await clients.a.command('GET', 'locksmith:{a}b}'), second.token);
+      assert.equal(ownerTokenOf(await clients.a.command('GET', 'locksmith:{a}b}')), second.token);
       assert.ok(second.fencingToken > first.fencingToken);
       assert.equal(await second.release(), true);
     });
@@ -99,7 +104,7 @@ for (const kind of clientKinds) {
       assert.equal(await lock.unlock(), true);
       const token = await acquireLockWithTimeout(clients.a.client, 'a{b}c', 1, 10);
       assert.equal(typeof token, 'string');
-      assert.equal(await clients.a.command('GET', 'locksmith:{a{b}c}'), token);
+      assert.equal(ownerTokenOf(await clients.a.command('GET', 'locksmith:{a{b}c}')), token);
       assert.equal(await releaseLock(clients.b.client, 'a{b}c', token as string), true);
     });
   });

@@ -42,7 +42,7 @@ for (const kind of clientKinds) {
         assert.equal(lease.isHeld, true, 'the lease handed out is valid');
         assert.ok(lease.remainingMs > TTL / 2, `remaining ${lease.remainingMs} ms`);
         assert.equal(lease.attempts, 2, 'the late grant cost one more attempt');
-        assert.equal(await redis.a.command('GET', mutex.keys.lock), lease.token);
+        assert.equal((await mutex.inspect()).ownerToken, lease.token);
         assert.equal(await lease.release(), true);
       });
 
@@ -109,11 +109,7 @@ for (const kind of clientKinds) {
           assert.ok(lease.isHeld, 'the lease handed out is valid');
           // Whatever #1 does with its late reply has been sent by now (it came in with #2's).
           await new Promise((r) => setTimeout(r, 50));
-          assert.equal(
-            await redis.a.command('GET', lock.keys.lock),
-            lease.token,
-            'Redis still holds the lease token',
-          );
+          assert.equal((await lock.inspect()).ownerToken, lease.token, 'Redis still holds the lease token');
           assert.equal(
             await lock.tryAcquire(),
             null,
@@ -151,19 +147,23 @@ for (const kind of clientKinds) {
           (lease) => lease,
           () => null,
         );
-        await at(300); // subscribed by now: from here on W's messages take 1.65 s
-        proxy.delay = ({ toClient, pubsub }) => (toClient && pubsub ? 1_650 : 0);
+        await at(300); // subscribed by now: from here on W's messages take 1.35 s
+        proxy.delay = ({ toClient, pubsub }) => (toClient && pubsub ? 1_350 : 0);
         await at(350);
-        await holder.release(); // hand-off to W at ~350, expiring at ~1,350; W hears of it at ~2,000
+        await holder.release(); // hand-off to W at ~350, expiring at ~1,350; W hears of it at ~1,700
+        // W wakes by its wait bound (its own 1 s TTL) at ~1,000 to check on the lock: that attempt
+        // is held up until ~1,600, so it reaches Redis after the next caller took the lock.
+        await at(900);
+        proxy.delay = ({ toClient, pubsub }) => (toClient ? (pubsub ? 1_350 : 0) : 600);
         await at(1_400);
-        // The next caller takes the lock once W's handed-off lease expired; W's poll at ~1,500 then
-        // finds it taken and W is queued again; then W hears the old hand-off.
+        // The next caller takes the lock once W's handed-off lease expired; W's attempt at ~1,600
+        // then finds it taken and W is queued again; then W hears the old hand-off.
         const next = await new FairMutex(redis.a.client, lockName, { ttlMs: 10_000 }).acquire({
           timeoutMs: 2_000,
         });
         const lease = await Promise.race([settled, at(2_300).then(() => undefined)]);
         if (lease) {
-          const owner = await redis.a.command('GET', `locksmith:{${lockName}}`);
+          const owner = (await new FairMutex(redis.a.client, lockName).inspect()).ownerToken;
           assert.ok(
             !lease.isHeld || owner === lease.token,
             `W believes it holds the lock; Redis says ${owner}`,

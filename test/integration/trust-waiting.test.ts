@@ -123,23 +123,11 @@ for (const kind of [ioredisNoResend, ...clientKinds]) {
     });
 
     // Item 3: a caller told "not acquired" must not leave its own token holding the lock.
-    for (const [what, take] of [
-      [
-        'Mutex.acquire({ retries: 0 })',
-        (name: string) => new Mutex(proxied.client, name, { ttlMs: 30_000 }).acquire({ retries: 0 }),
-      ],
-      [
-        'Mutex.tryAcquire()',
-        (name: string) => new Mutex(proxied.client, name, { ttlMs: 30_000 }).tryAcquire(),
-      ],
-      [
-        'FairMutex.acquire({ retries: 0 })',
-        (name: string) => new FairMutex(proxied.client, name, { ttlMs: 30_000 }).acquire({ retries: 0 }),
-      ],
-      [
-        'FairMutex.tryAcquire()',
-        (name: string) => new FairMutex(proxied.client, name, { ttlMs: 30_000 }).tryAcquire(),
-      ],
+    for (const [what, Kind, once] of [
+      ['Mutex.acquire({ retries: 0 })', Mutex, false],
+      ['Mutex.tryAcquire()', Mutex, true],
+      ['FairMutex.acquire({ retries: 0 })', FairMutex, false],
+      ['FairMutex.tryAcquire()', FairMutex, true],
     ] as const) {
       test(`item 3: ${what} whose reply was lost gives its token back when it says no`, async () => {
         const name = freshName('lost-reply');
@@ -147,10 +135,11 @@ for (const kind of [ioredisNoResend, ...clientKinds]) {
         const recorded = collectEvents();
         swallowAcquires(proxy, 1);
         try {
-          const lease = await take(name).catch(() => null);
+          const lock = new Kind(proxied.client, name, { ttlMs: 30_000 });
+          const lease = await (once ? lock.tryAcquire() : lock.acquire({ retries: 0 })).catch(() => null);
           if (lease) {
             // The client re-sent the attempt and got its own token back: a valid lease, not a leak.
-            assert.equal(await direct.command('GET', lockKey), lease.token);
+            assert.equal((await lock.inspect()).ownerToken, lease.token);
             await lease.release();
             return;
           }
@@ -169,22 +158,22 @@ for (const kind of [ioredisNoResend, ...clientKinds]) {
       });
     }
 
-    // Item 9: a sleeper entry whose registering reply was lost must not swallow the one wake-up.
+    // Item 9: a queue entry whose reply was lost must not swallow the one hand-off.
     test('item 9: a waiter that gave up after a lost reply does not swallow the release wake-up', async () => {
       const name = freshName('stale-sleeper');
       const holder = await new Mutex(direct.client, name, { ttlMs: 30_000 }).acquire();
-      const sleepers = `locksmith:{${name}}:sleepers`;
+      const queue = `locksmith:{${name}}:queue`;
       const viaProxy = new Mutex(proxied.client, name, { ttlMs: 30_000 });
       const waitingViaProxy = viaProxy.acquire({ timeoutMs: 20_000 });
-      await until(async () => Number(await direct.command('ZCARD', sleepers)) === 1, 'C sleeps');
+      await until(async () => Number(await direct.command('LLEN', queue)) === 1, 'C waits');
       const waitingDirect = new Mutex(direct.client, name, { ttlMs: 30_000 }).acquire({ timeoutMs: 20_000 });
-      await until(async () => Number(await direct.command('ZCARD', sleepers)) === 2, 'B sleeps');
-      // A1: registered with the earliest deadline, but its reply is lost and it gives up.
+      await until(async () => Number(await direct.command('LLEN', queue)) === 2, 'B waits');
+      // A1: queued behind them, but its reply is lost and it gives up.
       swallowAcquires(proxy, 1);
       await assert.rejects(viaProxy.acquire({ retries: 0, timeoutMs: 3_000 }));
       proxy.rule = undefined;
       await until(
-        async () => Number(await direct.command('ZCARD', sleepers)) === 2,
+        async () => Number(await direct.command('LLEN', queue)) === 2,
         'the stale entry is cleaned up',
       );
       await holder.release();
@@ -214,8 +203,8 @@ for (const kind of clientKinds) {
         (e: unknown) => e,
       );
       await until(
-        async () => Number(await redis.a.command('ZCARD', `locksmith:{${name}}:sleepers`)) === 1,
-        'the waiter sleeps',
+        async () => Number(await redis.a.command('LLEN', `locksmith:{${name}}:queue`)) === 1,
+        'the waiter is queued',
       );
       await new Promise((r) => setTimeout(r, 100));
       await holder.release();

@@ -54,7 +54,7 @@ export const lockKinds: readonly LockKind[] = [
   lockKind({
     name: 'Mutex',
     create: (client, name, options) => new Mutex(client, name, options),
-    waiters: async (lock, redis) => Number(await redis.command('ZCARD', lock.keys.sleepers)),
+    waiters: async (lock, redis) => Number(await redis.command('LLEN', lock.keys.queue)),
   }),
   lockKind({
     name: 'FairMutex',

@@ -1,6 +1,7 @@
 /**
  * The Mutex's own behaviour beyond the lock contract (lock-contract.ts runs that for every lock
- * kind): its sleepers set and wake-up channel, and the exact shape of its state.
+ * kind): it barges into a free lock, skips waiters whose process is gone, and the exact shape of
+ * its state.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -13,13 +14,14 @@ export function mutexOnlySuite(kind: ClientKind): void {
     const redis = redisForSuite(kind);
     const name = nameMaker(`mutex-${kind.name}`);
 
-    test('its sleepers set and released channel share the lock’s hash tag', () => {
+    test('its queue keys and hand-off channel share the lock’s hash tag', () => {
       const mutex = new Mutex(redis.a.client, name());
       for (const key of [
         mutex.keys.lock,
         mutex.keys.fence,
-        mutex.keys.releasedChannel,
-        mutex.keys.sleepers,
+        mutex.keys.queue,
+        mutex.keys.waiting,
+        mutex.keys.grantedChannelPrefix,
       ]) {
         assert.equal(key.match(/\{([^}]*)\}/)?.[1], mutex.name);
       }
@@ -34,30 +36,73 @@ export function mutexOnlySuite(kind: ClientKind): void {
       });
     });
 
-    test('a sleeper whose process is gone is skipped (PUBLISH reached nobody)', async () => {
+    test('a waiter whose process is gone is skipped (PUBLISH reached nobody)', async () => {
       const { a, b } = redis;
       const mutex = new Mutex(a.client, name(), { ttlMs: 20_000 });
       const held = await mutex.acquire();
       const waiting = awaitedLater(new Mutex(b.client, mutex.name).acquire({ timeoutMs: 15_000 }));
-      await until(
-        async () => Number(await a.command('ZCARD', mutex.keys.sleepers)) === 1,
-        'the waiter sleeps',
-      );
-      // A dead process's entry, on a channel nobody listens to: still within its deadline (server
-      // time; same machine) and due before the live waiter's (15 s), so it is popped first and only
-      // PUBLISH's receiver count can tell that nobody is there.
+      await until(async () => Number(await a.command('LLEN', mutex.keys.queue)) === 1, 'the waiter queues');
+      // A dead process's entry (the entry format of fair-queue.lua), on a channel nobody listens to:
+      // within its deadline (server time; same machine) and ahead of the live waiter, so it is
+      // popped first and only PUBLISH's receiver count can tell that nobody is there.
+      const channel = `${mutex.keys.grantedChannelPrefix}gone`;
       await a.command(
-        'ZADD',
-        mutex.keys.sleepers,
-        String(Date.now() + 5_000),
-        `dead-waiter|${mutex.keys.releasedChannel}:gone`,
+        'LPUSH',
+        mutex.keys.queue,
+        `${Date.now() + 5_000}|20000|${channel.length}|${channel}dead-waiter`,
       );
       const released = performance.now();
       await held.release();
       const lease = await waiting;
       const waited = performance.now() - released;
-      assert.ok(waited < 10_000, `the live waiter was woken ${waited} ms after the release, TTL was 20 s`);
+      assert.ok(
+        waited < 10_000,
+        `the live waiter was handed the lock ${waited} ms after the release, TTL was 20 s`,
+      );
       await lease.release();
+    });
+
+    // Fault suite, "workers paused at random": a queued waiter that took the free lock (its holder
+    // expired) kept its queue entry, and a later release handed the lock to that finished call.
+    test('a queued waiter that takes the lock when it finds it free leaves the queue', async () => {
+      const { a, b } = redis;
+      const mutex = new Mutex(a.client, name(), { ttlMs: 400, autoExtend: false });
+      await mutex.acquire();
+      const waiting = awaitedLater(
+        new Mutex(b.client, mutex.name, { ttlMs: 20_000 }).acquire({ timeoutMs: 15_000 }),
+      );
+      await until(async () => Number(await a.command('LLEN', mutex.keys.queue)) === 1, 'the waiter queues');
+      // The holder never releases: the waiter wakes at its expiry and takes the free lock.
+      const lease = await waiting;
+      assert.equal((await mutex.inspect()).ownerToken, lease.token);
+      assert.equal(
+        Number(await a.command('LLEN', mutex.keys.queue)),
+        0,
+        'no entry left for a call that has the lock',
+      );
+      await lease.release();
+    });
+
+    test('a caller that finds the lock free takes it, whoever is queued; a release hands it on', async () => {
+      const { a, b } = redis;
+      const mutex = new Mutex(a.client, name(), { ttlMs: 20_000 });
+      // A queued waiter that is alive but not listening here: a FairMutex would hand it the free lock.
+      const channel = `${mutex.keys.grantedChannelPrefix}elsewhere`;
+      await a.command(
+        'RPUSH',
+        mutex.keys.queue,
+        `${Date.now() + 60_000}|20000|${channel.length}|${channel}queued`,
+      );
+      const lease = await mutex.tryAcquire();
+      assert.ok(lease, 'tryAcquire() takes a free lock although someone is queued');
+      const next = awaitedLater(new Mutex(b.client, mutex.name).acquire({ timeoutMs: 15_000 }));
+      await until(async () => Number(await a.command('LLEN', mutex.keys.queue)) === 2, 'the waiter queues');
+      assert.equal(await lease.release(), true);
+      // 'queued' reached nobody, so the live waiter behind it gets the lock without asking again.
+      const handed = await next;
+      assert.equal(Number(await a.command('LLEN', mutex.keys.queue)), 0, 'the unreachable entry was dropped');
+      assert.equal((await mutex.inspect()).ownerToken, handed.token);
+      await handed.release();
     });
   });
 }

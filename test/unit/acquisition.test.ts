@@ -244,6 +244,39 @@ describe('acquireWithWaiting', () => {
     assert.equal(p.gaveBack, before + 1);
   });
 
+  // Fault suite, "lost acquire replies, callers give up": an attempt whose connection was reset is
+  // re-sent by the client after reconnecting and may apply after the call gave up (and gave its
+  // token back), queueing the token again; its late "queued" reply must give the token back again,
+  // or the lock is handed to that stale entry and held by nobody for a TTL.
+  test('a late reply saying the attempt left a queue place, after the call gave up, gives the token back again', async () => {
+    let late: ((o: AttemptOutcome) => void) | undefined;
+    const p = plan({
+      timeoutMs: 50,
+      attempt: () =>
+        new Promise<AttemptOutcome>((resolve) => {
+          late = resolve;
+        }),
+    });
+    await assert.rejects(acquireWithWaiting(p), LockTimeoutError);
+    const before = p.gaveBack;
+    late?.({ acquired: false, holderPttlMs: 500, leftState: true });
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(p.gaveBack, before + 1, 'queued after giving up: given back');
+    // A plain "not acquired" (nothing left in Redis) needs nothing.
+    const q = plan({
+      timeoutMs: 50,
+      attempt: () =>
+        new Promise<AttemptOutcome>((resolve) => {
+          late = resolve;
+        }),
+    });
+    await assert.rejects(acquireWithWaiting(q), LockTimeoutError);
+    const after = q.gaveBack;
+    late?.({ acquired: false, holderPttlMs: 500 });
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(q.gaveBack, after);
+  });
+
   test('a timeout against a held lock is still LockTimeoutError, and retries TooManyAttemptsError', async () => {
     await assert.rejects(
       acquireWithWaiting(plan({ timeoutMs: 50, attempt: async () => held })),

@@ -10,10 +10,15 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { UnexpectedReplyError } from '../../src/errors.js';
 import { scriptCall } from '../../src/protocol/call.js';
-import { decodeHandOff, fairAcquire, fairInspect, fairRelease } from '../../src/protocol/fair-mutex.js';
+import {
+  decodeHandOff,
+  fairAcquire,
+  fairExtend,
+  fairInspect,
+  fairRelease,
+} from '../../src/protocol/fair-mutex.js';
 import { fencedWriteCall } from '../../src/protocol/fenced-write.js';
 import { lockKeys } from '../../src/protocol/keys.js';
-import { lockExtend, mutexAcquire, mutexInspect, mutexRelease } from '../../src/protocol/mutex.js';
 import { scripts } from '../../src/protocol/scripts.js';
 import { serverCheck } from '../../src/protocol/server-check.js';
 import { semaphoreCalls } from '../fixtures/semaphore-calls.js';
@@ -24,18 +29,16 @@ const token = 'a'.repeat(32);
 
 /** Every call builder, with sample parameters. */
 const calls = {
-  mutexAcquire: mutexAcquire(keys, {
+  fairAcquire: fairAcquire(keys, {
     token,
     ttlMs: 1000,
-    sleeperLifetimeMs: 50,
-    wakeChannel: 'c',
-    mayBeRegistered: true,
+    entryTtlMs: 300,
+    grantChannel: 'g',
+    maybeQueued: false,
+    barging: true,
   }),
-  mutexRelease: mutexRelease(keys, { token, wakeChannel: 'c' }),
-  mutexExtend: lockExtend(keys, { token, ttlMs: 1000 }),
-  mutexInspect: mutexInspect(keys),
-  fairAcquire: fairAcquire(keys, { token, ttlMs: 1000, entryTtlMs: 300, grantChannel: 'g' }),
-  fairRelease: fairRelease(keys, { token }),
+  fairExtend: fairExtend(keys, { token, ttlMs: 1000 }),
+  fairRelease: fairRelease(keys, { token, skipUnreached: true }),
   fairInspect: fairInspect(keys),
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
   serverCheck: serverCheck('p:probe'),
@@ -64,47 +67,45 @@ describe('typed script calls', () => {
   });
 
   test('keys and arguments are placed as the headers say', () => {
-    assert.deepEqual(calls.mutexAcquire.keys, [keys.lock, keys.fence, keys.sleepers]);
-    assert.deepEqual(calls.mutexAcquire.args, [token, '1000', '50', 'c', '1']);
-    assert.deepEqual(calls.mutexRelease.keys, [keys.lock, keys.sleepers, keys.lastReleased]);
-    assert.deepEqual(calls.fairAcquire.keys, [keys.lock, keys.fence, keys.queue, keys.waiters]);
-    assert.deepEqual(calls.fairAcquire.args, [token, '1000', '300', 'g']);
+    assert.deepEqual(calls.fairAcquire.keys, [keys.lock, keys.fence, keys.queue, keys.waiting]);
+    assert.deepEqual(calls.fairAcquire.args, [token, '1000', '300', 'g', '0', '1']);
     assert.deepEqual(calls.fairRelease.keys, [
       keys.lock,
       keys.fence,
       keys.queue,
-      keys.waiters,
+      keys.waiting,
       keys.lastReleased,
     ]);
+    assert.deepEqual(calls.fairRelease.args, [token, '1']);
     assert.deepEqual(calls.fencedWrite.keys, ['r', 'r:fence']);
     assert.deepEqual(calls.fencedWrite.args, ['7', 'v']);
   });
 
   test('a builder that disagrees with the header is refused at once', () => {
     assert.throws(
-      () => scriptCall(scripts.mutexExtend, ['a', 'b'], ['t', '1'], () => 0),
+      () => scriptCall(scripts.fairExtend, ['a', 'b'], ['t', '1'], () => 0),
       /takes 1 keys and 2/,
     );
-    assert.throws(() => scriptCall(scripts.mutexExtend, ['a'], ['t'], () => 0), /was given 1 and 1/);
+    assert.throws(() => scriptCall(scripts.fairExtend, ['a'], ['t'], () => 0), /was given 1 and 1/);
   });
 
   test('replies decode into typed results', () => {
-    assert.deepEqual(calls.mutexAcquire.decode([1, 42]), { acquired: true, fencingToken: 42 });
-    assert.deepEqual(calls.mutexAcquire.decode([0, -1]), { acquired: false, waitBoundMs: -1 });
-    assert.equal(calls.mutexRelease.decode(1), true);
-    assert.equal(calls.mutexRelease.decode(0), false);
-    assert.equal(calls.mutexExtend.decode(1), true);
-    assert.deepEqual(calls.mutexInspect.decode([token, 900, 5]), {
+    assert.equal(calls.fairRelease.decode(1), true);
+    assert.equal(calls.fairRelease.decode(0), false);
+    assert.equal(calls.fairExtend.decode(1), true);
+    assert.deepEqual(calls.fairInspect.decode([token, 900, 5, 2]), {
       locked: true,
       ownerToken: token,
       remainingTtlMs: 900,
       lastFencingToken: 5,
+      queueLength: 2,
     });
-    assert.deepEqual(calls.mutexInspect.decode(['', -2, 0]), {
+    assert.deepEqual(calls.fairInspect.decode(['', -2, 0, 0]), {
       locked: false,
       ownerToken: undefined,
       remainingTtlMs: undefined,
       lastFencingToken: 0,
+      queueLength: 0,
     });
     assert.deepEqual(calls.fairAcquire.decode([1, 7, 1_700_000_000_123]), {
       acquired: true,
@@ -127,12 +128,12 @@ describe('typed script calls', () => {
 
   test('malformed replies are UnexpectedReplyError, never a silent misread', () => {
     for (const [call, reply] of [
-      [calls.mutexAcquire, [1]],
-      [calls.mutexAcquire, 'OK'],
-      [calls.mutexRelease, null],
+      [calls.fairAcquire, [1]],
+      [calls.fairAcquire, 'OK'],
+      [calls.fairRelease, null],
       [calls.fairAcquire, [1, 2]],
       [calls.fairInspect, ['', -2, 0]],
-      [calls.mutexInspect, [7, 1, 1]],
+      [calls.fairInspect, [7, 1, 1, 0]],
     ] as const) {
       assert.throws(() => call.decode(reply), UnexpectedReplyError, JSON.stringify(reply));
     }

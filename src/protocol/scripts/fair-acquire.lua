@@ -1,83 +1,88 @@
 -- fair-acquire: take a FairMutex in strict arrival order, or join (or renew a place in) its queue.
--- KEYS[1] the lock key (holds the owner token while locked)
+-- The Mutex runs it too, barging (ARGV[6]): it takes a free lock without serving the queue first.
+-- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
 -- KEYS[2] the fencing counter of the lock (never expires, so tokens only grow)
--- KEYS[3] the queue: a list of waiter tokens, oldest first
--- KEYS[4] the waiters: a hash, waiter token -> "deadline ms (server time)|lease TTL ms|grant channel"
+-- KEYS[3] the queue: a list of waiter entries, oldest first (see fair-holder.lua)
+-- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
 -- ARGV[1] the owner token of this acquisition (the same for every attempt of one acquire call)
 -- ARGV[2] the lease TTL in milliseconds
--- ARGV[3] how long this waiter's queue entry lives without being renewed, in ms; 0 for a single try
+-- ARGV[3] how long this waiter's queue place lives without being renewed, in ms; 0 for a single try
 --         that never queues (tryAcquire)
 -- ARGV[4] the channel this waiter hears its hand-off on
+-- ARGV[5] '1' when an earlier attempt of this acquire call may have queued it, else '0' (it then
+--         does not look for its entry when barging into a free lock)
+-- ARGV[6] '1' to take a free lock whoever is queued (Mutex), '0' to serve the queue first (FairMutex)
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off: the TTL is
 --        then restarted, so the caller may count it from when it sent this request);
 --        {0, wait bound in ms, server time ms} when queued (or not taken, with ARGV[3] 0). The wait
---        bound is the longest the caller should wait before trying again: min(the holder's PTTL, the
---        shortest lease TTL among the other live waiters), since any waiter ahead may be handed the
---        lock and crash, and the caller must be awake by that lock's expiry to hand it on (waiters
---        behind only make it wake a little early). -1 when neither bounds it (a holder without
---        expiry and no other waiter). Costs O(waiters) when not acquired.
+--        bound is the longest the caller should wait before trying again: min(the holder's time
+--        left, the shortest lease TTL a waiter queued since the lock was last free asked for),
+--        since any waiter ahead may be handed the lock and crash, and the caller must be awake by
+--        that lock's expiry to hand it on.
+-- Cost: O(1); a caller barging into a free lock after an earlier attempt queued it leaves the
+-- queue, O(queue length).
 -- The lock goes to the caller only when it is free and no live waiter is ahead. When it is free and
 -- a live waiter is ahead (the holder expired without a release), it is handed to that waiter here.
--- A hand-off sets the lock to the waiter's token with the waiter's TTL, takes the next fencing token
--- and publishes "token:fencing token:server time ms" on the waiter's channel (integers in full
--- decimal digits). A refused PUBLISH (an ACL user without channel permissions) is ignored: the
--- waiter finds the lock its own at its next attempt.
--- Server time (TIME) keeps entry deadlines in one clock for every client; Redis 5+ replicates a
--- script's effects, so reading TIME before writing is allowed.
+-- Server time (TIME) keeps deadlines in one clock for every client; Redis 5+ replicates a script's
+-- effects, so reading TIME before writing is allowed.
 -- #include next-fence.lua
+-- #include fair-holder.lua
+-- #include fair-queue.lua
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local me = ARGV[1]
+local me, ttl = ARGV[1], tonumber(ARGV[2])
 
-local owner = redis.call('get', KEYS[1])
-if owner == me then
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  return {1, tonumber(redis.call('get', KEYS[2]) or '0'), now}
+local holder = decode_holder(redis.call('get', KEYS[1]))
+if holder and holder.token == me then
+  -- Ours already (a hand-off whose message we missed, or a reply that was lost): restart the TTL.
+  holder.fence = holder.fence or tonumber(redis.call('get', KEYS[2]) or '0')
+  holder.expiry = now + ttl
+  store_holder(KEYS[1], holder, now)
+  return {1, holder.fence, now}
 end
 
-if not owner then
-  -- Serve the queue: drop entries whose deadline passed (their waiters died or gave up) until a
-  -- live one is found. Our own entry counts as live: we are here, whatever its deadline says.
-  local head, entry
-  while true do
-    head = redis.call('lpop', KEYS[3])
-    if not head then break end
-    entry = redis.call('hget', KEYS[4], head)
-    redis.call('hdel', KEYS[4], head)
-    if head == me then break end
-    if entry and tonumber(string.match(entry, '^(%d+)|')) >= now then break end
+if not holder then
+  -- Serve the queue: the oldest live entry gets the lock. Our own entry counts as live: we are here.
+  -- A barging caller skips that: the lock is free, it is its own.
+  -- (An earlier attempt of its call may have queued it: that entry goes, or a later release would
+  -- hand the lock to a call that already has it.)
+  local head
+  if ARGV[6] ~= '1' then
+    head = pop_live(KEYS[3], KEYS[4], now, nil, me)
+  elseif ARGV[5] == '1' then
+    leave_queue(KEYS[3], KEYS[4], me)
   end
-  if head == me or not head then
-    redis.call('hdel', KEYS[4], me)
-    redis.call('set', KEYS[1], me, 'PX', ARGV[2])
-    return {1, next_fence(KEYS[2], t), now}
-  end
-  if head then
-    local ttl, channel = string.match(entry, '^%d+|(%d+)|(.*)$')
-    redis.call('set', KEYS[1], head, 'PX', ttl)
+  if not head or head.token == me then
     local fence = next_fence(KEYS[2], t)
-    redis.pcall('publish', channel, head .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
+    store_holder(KEYS[1], {
+      fence = fence, expiry = now + ttl, min_ttl = 0, queue_expiry = 0, prev = '', token = me,
+    }, now)
+    return {1, fence, now}
   end
+  holder = hand_to(KEYS[1], KEYS[2], head, nil, '', t, now)
 end
 
 local lifetime = tonumber(ARGV[3])
 if lifetime > 0 then
-  local entry = string.format('%d', now + lifetime) .. '|' .. ARGV[2] .. '|' .. ARGV[4]
-  if redis.call('hset', KEYS[4], me, entry) == 1 then
-    redis.call('rpush', KEYS[3], me)
-  end
+  local deadline = now + lifetime
   -- The queue keys outlive their longest-lived entry, and no longer: an abandoned queue goes away.
-  for i = 3, 4 do
-    if redis.call('pttl', KEYS[i]) < lifetime then redis.call('pexpire', KEYS[i], lifetime) end
+  -- The holder's value remembers until when they live, and their TTL is pushed to twice the entry
+  -- lifetime when an entry would outlive it (about once per lifetime), or when the list is new.
+  local created = join_queue(KEYS[3], KEYS[4], me, deadline, ttl, ARGV[4])
+  local refresh = created or deadline > holder.queue_expiry
+  local changed = false
+  if refresh then
+    holder.queue_expiry = math.max(holder.queue_expiry, now + 2 * lifetime)
+    for i = 3, 4 do redis.call('pexpire', KEYS[i], holder.queue_expiry - now) end
+    changed = true
   end
-end
-local bound = redis.call('pttl', KEYS[1])
-local waiters = redis.call('hgetall', KEYS[4])
-for i = 1, #waiters, 2 do
-  local deadline, ttl = string.match(waiters[i + 1], '^(%d+)|(%d+)|')
-  ttl = tonumber(ttl)
-  if waiters[i] ~= me and ttl and tonumber(deadline) >= now and (bound < 0 or ttl < bound) then
-    bound = ttl
+  if holder.min_ttl == 0 or ttl < holder.min_ttl then
+    holder.min_ttl = ttl
+    changed = true
   end
+  if changed and holder.expiry then store_holder(KEYS[1], holder, now) end
 end
+-- A holder whose value did not parse has no known expiry: ask the key (-1: none).
+local bound = holder.expiry and math.max(0, holder.expiry - now) or redis.call('pttl', KEYS[1])
+if holder.min_ttl > 0 and (bound < 0 or holder.min_ttl < bound) then bound = holder.min_ttl end
 return {0, bound, now}

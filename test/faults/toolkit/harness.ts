@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis as IORedis } from 'ioredis';
 import { type RedisServer, startRedis } from '../../../tools/redis-server.js';
 import { type ClientKind, clientKinds } from '../../fixtures/clients.js';
+import { ownerTokenOf } from '../../fixtures/lock-value.js';
 import {
   type CheckReport,
   check,
@@ -290,7 +291,7 @@ async function sampleOwners(
       const t = mono();
       const owners = await Promise.race([admin.mget(...keys), sleep(200).then(() => undefined)]);
       owners?.forEach((owner, i) => {
-        if (owner) samples.push({ lock: lockNames[i] as string, owner, t });
+        if (owner) samples.push({ lock: lockNames[i] as string, owner: ownerTokenOf(owner), t });
       });
     } catch {
       // Redis paused, killed or restarting: nothing learned this time.

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis as IORedis } from 'ioredis';
 import { subscribeLockEvents } from '../../../src/events.js';
 import { clientKinds, type TestClient } from '../../fixtures/clients.js';
+import { ownerTokenOf } from '../../fixtures/lock-value.js';
 import { type HeldLock, type LockAdapter, lockAdapter, lockLimit } from './locks.js';
 import {
   type FromWorker,
@@ -24,6 +25,7 @@ import {
 
 const index = Number(process.argv[2] ?? 0);
 
+/** The lock key's value and its PTTL, read atomically. */
 const PROBE_SCRIPT = "return {redis.call('get', KEYS[1]) or '', redis.call('pttl', KEYS[1])}";
 
 function send(message: FromWorker): void {
@@ -281,7 +283,8 @@ async function probe(redis: IORedis, held: HeldLock, id: number): Promise<void> 
       number,
     ];
     const q1 = mono();
-    const [owner, pttl] = reply;
+    const [value, pttl] = reply;
+    const owner = ownerTokenOf(value);
     const holder = owner === held.owner ? 'self' : owner === '' ? 'none' : 'other';
     emit({ ev: 'probe', w: index, seq: id, q0, q1, validUntil, holder, pttl: Number(pttl) });
   } catch {

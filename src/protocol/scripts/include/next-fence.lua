@@ -5,11 +5,14 @@
 -- not seen the last grants), provided the server's clock does not go back. Microseconds since 1970
 -- (~1.8e15) and any counter below 2^53 are exact in Lua's numbers, and '%d' writes them back
 -- exactly (Lua's default formatting would round to 14 significant digits).
--- `time` is a TIME reply the script already read, or nil to read one here.
-local function next_fence(key, time)
+-- `time` is a TIME reply the script already read, or nil to read one here. `last` is the counter's
+-- value when the script already knows it (the previous holder's token, written with the counter in
+-- the same script), or nil to read it.
+local function next_fence(key, time, last)
   time = time or redis.call('time')
   local floor = tonumber(time[1]) * 1000000 + tonumber(time[2])
-  local fence = math.max(tonumber(redis.call('get', key) or '0') + 1, floor)
+  last = last or tonumber(redis.call('get', key) or '0')
+  local fence = math.max(last + 1, floor)
   redis.call('set', key, string.format('%d', fence))
   return fence
 end

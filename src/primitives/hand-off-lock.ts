@@ -1,0 +1,82 @@
+import type { RedisClient } from '../adapters/client-types.js';
+import type { LockOptions } from '../options.js';
+import { fairAcquire, fairExtend, fairRelease } from '../protocol/fair-mutex.js';
+import type { LockState } from '../protocol/lock-state.js';
+import { Waiter } from './fair-waiter.js';
+import type { AttemptCall, AttemptHooks } from './lock-shell.js';
+import { queuedAttempt } from './queued-attempt.js';
+import { ScriptedLock } from './scripted-lock.js';
+
+/** How a hand-off lock treats a free lock and a waiter that cannot be reached. */
+export interface HandOffPolicy {
+  /** Take a free lock whoever is queued (Mutex), or serve the queue first (FairMutex). */
+  readonly barging: boolean;
+  /** Skip a waiter whose hand-off message reached no subscriber (its process is gone). */
+  readonly skipUnreached: boolean;
+}
+
+/**
+ * A mutual-exclusion lock whose release hands the lock straight to the oldest live waiter, which
+ * hears it on its client's channel and holds the lock without another round trip (two round trips
+ * per contended acquisition: queue, release). Mutex and FairMutex are this, with two policies (see
+ * `HandOffPolicy`); the scripts are fair-acquire/-release/-extend.lua, the lock value the holder
+ * (fair-holder.lua).
+ */
+export abstract class HandOffLock<Options extends LockOptions, State extends LockState> extends ScriptedLock<
+  Options,
+  State
+> {
+  /** Where this client's waiters hear their hand-offs (one channel per client and lock). */
+  private readonly grantedChannel: string;
+
+  constructor(
+    client: RedisClient,
+    name: string,
+    options: unknown,
+    resolveOptions: (options: unknown) => Readonly<Options>,
+    private readonly policy: HandOffPolicy,
+  ) {
+    super(client, name, options, resolveOptions);
+    this.grantedChannel = this.clientChannel(this.keys.grantedChannelPrefix);
+  }
+
+  /** How long a waiter's queue place lives without being renewed. */
+  protected abstract waiterTtlMs(options: Readonly<Options>): number;
+
+  /** @internal */
+  protected planAttempts({ token, options, mode, deadline }: AttemptCall<Options>): AttemptHooks {
+    const waiter = new Waiter(token, options.clock);
+    const placeOptions = { clock: options.clock, waiterTtlMs: this.waiterTtlMs(options) };
+    const send = (entryTtlMs: number) =>
+      this.run(
+        fairAcquire(this.keys, {
+          token,
+          ttlMs: options.ttlMs,
+          entryTtlMs,
+          grantChannel: this.grantedChannel,
+          maybeQueued: waiter.noteAttempt(),
+          barging: this.policy.barging,
+        }),
+      );
+    // A barging waiter that will not hear its hand-off (wakeOnRelease false: it polls) does not queue:
+    // a lock handed to it would sit idle until its next attempt. A fair waiter queues regardless.
+    const queues = mode === 'wait' && (options.wakeOnRelease || !this.policy.barging);
+    return {
+      attempt: () => queuedAttempt(waiter, placeOptions, queues ? deadline : undefined, send),
+      wake: { hub: this.hub(), channel: this.grantedChannel, accept: (message) => waiter.hear(message) },
+      // The message is the grant itself: hearing it is not another attempt.
+      wakeUpIsRetry: false,
+      mayHaveLeftState: () => true,
+    };
+  }
+
+  /** @internal Releases (handing the lock to the next live waiter), or leaves the queue. */
+  protected sendRelease(token: string): Promise<boolean> {
+    return this.run(fairRelease(this.keys, { token, skipUnreached: this.policy.skipUnreached }));
+  }
+
+  /** @internal Compare-and-extend (the holder's value records its expiry for the waiters). */
+  protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
+    return this.run(fairExtend(this.keys, { token, ttlMs }));
+  }
+}

@@ -1,0 +1,32 @@
+-- fair-holder (included by the FairMutex scripts): the lock key's value, which carries what the hot
+-- path would otherwise read from other keys, so a hand-off costs no extra reads.
+-- Value: "<fencing token>|<expiry ms>|<min waiter TTL ms>|<queue expiry ms>|<#prev>|<prev><owner>"
+--   fencing token    the holder's (the counter key holds the same; a hand-off needs no GET of it)
+--   expiry ms        server time the key expires at (kept equal to its PX; saves a PTTL per wait)
+--   min waiter TTL   the shortest lease TTL any waiter queued since the lock was last free asked
+--                    for (0 when none), for the wait bound (saves reading every entry)
+--   queue expiry     server time the queue and waiting keys live until, at least (0: unknown), so
+--                    their TTL is refreshed once per window rather than by every waiter
+--   prev             the token that handed the lock to this holder (a release re-sent after its
+--                    reply was lost finds it here: no tombstone write per hand-off)
+--   owner            the holder's owner token, last: tokens may contain any character.
+-- A value that does not parse (written by something else) is an owner token with nothing known.
+local function decode_holder(value)
+  if not value then return nil end
+  local fence, expiry, min_ttl, queue_expiry, prev_len, rest =
+    string.match(value, '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
+  if not fence then return {token = value, min_ttl = 0, queue_expiry = 0, prev = ''} end
+  prev_len = tonumber(prev_len)
+  return {
+    fence = tonumber(fence), expiry = tonumber(expiry), min_ttl = tonumber(min_ttl),
+    queue_expiry = tonumber(queue_expiry), prev = string.sub(rest, 1, prev_len),
+    token = string.sub(rest, prev_len + 1),
+  }
+end
+
+-- Writes `holder` to the lock key, expiring at holder.expiry (server ms; `now` is the current one).
+local function store_holder(key, holder, now)
+  local value = string.format('%d|%d|%d|%d|%d|', holder.fence, holder.expiry, holder.min_ttl,
+    holder.queue_expiry, #holder.prev) .. holder.prev .. holder.token
+  redis.call('set', key, value, 'PX', math.max(1, holder.expiry - now))
+end

@@ -1,0 +1,94 @@
+-- fair-queue (included by the FairMutex scripts that serve the queue; needs next-fence.lua and
+-- fair-holder.lua before it): the queue's entries, and handing the lock to one of them.
+-- Queue entries: "<deadline ms>|<lease TTL ms>|<#channel>|<channel><token>" (token last, as above).
+local function decode_entry(raw)
+  local deadline, ttl, channel_len, rest = string.match(raw, '^(%d+)|(%d+)|(%d+)|(.*)$')
+  if not deadline then return nil end
+  channel_len = tonumber(channel_len)
+  return {
+    deadline = tonumber(deadline), ttl = tonumber(ttl), channel = string.sub(rest, 1, channel_len),
+    token = string.sub(rest, channel_len + 1),
+  }
+end
+
+-- The waiting hash (token -> current deadline ms) says who is queued: a re-sent enqueue (a client
+-- re-sends an unanswered command after a reconnect) finds itself there and does not queue twice,
+-- and an entry whose token is not in it (its waiter left) is never handed the lock. An entry's
+-- own deadline is the one it was queued with; a renewal moves only the hash's, which is read just
+-- for entries past their own.
+
+-- Pops entries until a live one: still a member, its deadline (or renewed deadline) not passed.
+-- Entries of `skip` are dropped; an entry of `mine` is returned as is. Dead entries are dropped.
+local function pop_live(queue, waiting, now, skip, mine)
+  while true do
+    local raw = redis.call('lpop', queue)
+    if not raw then return nil end
+    local entry = decode_entry(raw)
+    if entry then
+      local deadline = entry.deadline
+      if deadline < now and entry.token ~= mine then
+        deadline = tonumber(redis.call('hget', waiting, entry.token) or '0')
+      end
+      local member = redis.call('hdel', waiting, entry.token) == 1
+      if member and entry.token ~= skip and (entry.token == mine or deadline >= now) then
+        return entry
+      end
+    end
+  end
+end
+
+-- Queues `token` (a first attempt, or a later one), or renews its place when it is queued already.
+-- Returns true when the queue list was created by this call (it has no TTL yet).
+local function join_queue(queue, waiting, token, deadline, ttl, channel)
+  local at = string.format('%d', deadline)
+  if redis.call('hsetnx', waiting, token, at) == 0 then
+    redis.call('hset', waiting, token, at)
+    return false
+  end
+  return redis.call('rpush', queue, string.format('%d|%d|%d|', deadline, ttl, #channel) .. channel .. token) == 1
+end
+
+-- Hands the lock to `entry`: the next fencing token (from `from`, the previous holder, when known),
+-- the lock set to the entry's token with its TTL, and "token:fencing token:server time ms" published
+-- on its channel. A refused PUBLISH (an ACL user without channel permissions) is ignored: the waiter
+-- finds the lock its own at its next attempt. With `skip_unreached`, a PUBLISH that reached nobody
+-- hands nothing (its process is gone) and returns nil; the counter has moved on, which only skips a
+-- token. Returns the new holder.
+local function hand_to(lock, fence_key, entry, from, prev, t, now, skip_unreached)
+  local fence = next_fence(fence_key, t, from and from.fence)
+  local reached = redis.pcall('publish', entry.channel,
+    entry.token .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
+  if skip_unreached and reached == 0 then
+    if from then from.fence = fence end
+    return nil
+  end
+  local holder = {
+    fence = fence, expiry = now + entry.ttl, min_ttl = from and from.min_ttl or 0,
+    queue_expiry = from and from.queue_expiry or 0, prev = prev, token = entry.token,
+  }
+  store_holder(lock, holder, now)
+  return holder
+end
+
+-- Hands the lock from `from` (the holder, or nil when the lock is free) to the oldest live waiter
+-- other than `releaser`. Returns the new holder, or nil when nobody was left to hand it to.
+local function hand_on(lock, fence_key, queue, waiting, from, releaser, t, now, skip_unreached)
+  while true do
+    local head = pop_live(queue, waiting, now, releaser, nil)
+    if not head then return nil end
+    local holder = hand_to(lock, fence_key, head, from, from and releaser or '', t, now, skip_unreached)
+    if holder then return holder end
+  end
+end
+
+-- Removes `token`'s entry from the queue (a waiter giving up): O(queue length), off the hot path.
+local function leave_queue(queue, waiting, token)
+  if redis.call('hdel', waiting, token) == 0 then return end
+  for _, raw in ipairs(redis.call('lrange', queue, 0, -1)) do
+    local entry = decode_entry(raw)
+    if entry and entry.token == token then
+      redis.call('lrem', queue, 1, raw)
+      return
+    end
+  end
+end

@@ -1,8 +1,0 @@
--- mutex-inspect: read a lock's state in one round trip, changing nothing.
--- KEYS[1] the lock key
--- KEYS[2] the fencing counter of the lock
--- Reply: {owner token or '' when free, PTTL in ms (-2 when free, -1 when without expiry),
---         last fencing token handed out (0 when none)}
-local owner = redis.call('get', KEYS[1])
-local fence = redis.call('get', KEYS[2])
-return {owner or '', redis.call('pttl', KEYS[1]), tonumber(fence or '0')}
