@@ -29,14 +29,14 @@
 -- #include semaphore-queue.lua
 local t = redis.call('time')
 local now = server_ms(t)
-local keys = {holders = KEYS[1], fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
+local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
 local me, ttl, permits = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 
-local holders = read_holders(keys.holders, now, me)
+local holders = read_holders(KEYS[1], now, me)
 local bound
 if holders then
   if holders.mine then
-    hold_for(keys.holders, holders.mine.member, ttl, now)
+    hold_for(holders, holders.mine.member, ttl, now)
     return {1, holders.mine.fence, now}
   end
   local limit = current_limit(KEYS[5], ARGV[4])
@@ -44,15 +44,14 @@ if holders then
     leave_queue(keys, me)
     return {-1, limit, now}
   end
-  local free, head = serve(keys, limit - holders.held, limit, t, now, me)
-  if permits <= free and head ~= 'other' then
+  local head = serve(keys, holders, limit, t, now, me)
+  if permits <= limit - holders.held and head ~= 'other' then
     if head == 'me' then leave_queue(keys, me) end
-    return {1, grant(keys, me, permits, ttl, t, now), now}
+    return {1, grant(keys, holders, me, permits, ttl, t, now), now}
   end
-  local first = redis.call('zrange', keys.holders, 0, 0, 'withscores')
-  bound = first[2] and math.max(0, tonumber(first[2]) - now) or -1
+  bound = holders.first and math.max(0, holders.first - now) or -1
 else
-  bound = redis.call('pttl', keys.holders)
+  bound = redis.call('pttl', KEYS[1])
 end
 
 local lifetime = tonumber(ARGV[5])

@@ -8,5 +8,5 @@
 local now = server_ms(redis.call('time'))
 local holders = read_holders(KEYS[1], now, ARGV[1])
 if not holders or not holders.mine then return 0 end
-hold_for(KEYS[1], holders.mine.member, tonumber(ARGV[2]), now)
+hold_for(holders, holders.mine.member, tonumber(ARGV[2]), now)
 return 1

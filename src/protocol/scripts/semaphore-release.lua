@@ -19,24 +19,26 @@
 -- #include semaphore-queue.lua
 local t = redis.call('time')
 local now = server_ms(t)
-local keys = {holders = KEYS[1], fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
+local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
 local me = ARGV[1]
+-- The limit matters only to hand permits on: read it only when someone waits.
+local limit = function() return current_limit(KEYS[5], ARGV[2]) end
 
-local holders = read_holders(keys.holders, now, me)
+local holders = read_holders(KEYS[1], now, me)
 if not holders then
   -- Another kind's key holds every permit: nothing to give back or hand on, but a waiter giving up
   -- still leaves the queue.
   leave_queue(keys, me)
   return 0
 end
-local limit = current_limit(KEYS[5], ARGV[2])
 if holders.mine then
-  redis.call('zrem', keys.holders, holders.mine.member)
+  redis.call('zrem', KEYS[1], holders.mine.member)
+  holders.held = holders.held - holders.mine.permits
   redis.call('set', KEYS[6], me, 'PX', 60000)
-  serve(keys, limit - (holders.held - holders.mine.permits), limit, t, now, '')
+  serve(keys, holders, limit, t, now, '')
   return 1
 end
 if redis.call('get', KEYS[6]) == me then return 1 end
 leave_queue(keys, me)
-serve(keys, limit - holders.held, limit, t, now, '')
+serve(keys, holders, limit, t, now, '')
 return 0

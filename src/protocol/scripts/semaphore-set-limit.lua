@@ -14,10 +14,9 @@
 -- #include semaphore-queue.lua
 local t = redis.call('time')
 local now = server_ms(t)
-local keys = {holders = KEYS[1], fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
-local limit = tonumber(ARGV[1])
+local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
 redis.call('set', KEYS[5], ARGV[1])
-local holders = read_holders(keys.holders, now, '')
+local holders = read_holders(KEYS[1], now, '')
 if not holders then return 0 end
-serve(keys, limit - holders.held, limit, t, now, '')
-return read_holders(keys.holders, now, '').held
+serve(keys, holders, tonumber(ARGV[1]), t, now, '')
+return holders.held

@@ -11,26 +11,39 @@ local function server_ms(t)
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- Drops the holders whose expiry has passed and reads the others: {held = permits held, mine =
--- `me`'s acquisition ({member, permits, fence}) or nil}; nil when the key is not a sorted set.
--- O(holders): each holds at least one permit, so there are at most `limit` of them (more only after
--- the limit was lowered).
+-- Reads the holders in one ZRANGE, dropping those whose expiry has passed (rare: a holder that
+-- crashed; a release removes its own). Returns nil when the key is not a sorted set, else
+-- {key, held = permits held, mine = `me`'s acquisition ({member, permits, fence}) or nil,
+--  first = the earliest live expiry (ms, nil when none), last = the latest (0 when none)}, which
+-- the other functions keep up to date. O(holders): each holds at least one permit, so there are at
+-- most `limit` of them (more only after the limit was lowered).
 local function read_holders(key, now, me)
-  local pruned = redis.pcall('zremrangebyscore', key, '-inf', now)
-  if type(pruned) == 'table' and pruned.err then return nil end
-  local held, mine = 0, nil
-  for _, member in ipairs(redis.call('zrange', key, 0, -1)) do
+  local members = redis.pcall('zrange', key, 0, -1, 'withscores')
+  if members.err then return nil end
+  local holders = {key = key, held = 0, last = 0}
+  for i = 1, #members, 2 do
+    local member, expiry = members[i], tonumber(members[i + 1])
     local permits, fence, token = string.match(member, '^(%d+)|(%d+)|(.*)$')
-    if permits then
-      held = held + tonumber(permits)
-      if token == me then mine = {member = member, permits = tonumber(permits), fence = tonumber(fence)} end
+    if expiry <= now then
+      redis.call('zrem', key, member)
+    elseif permits then
+      holders.held = holders.held + tonumber(permits)
+      holders.first = holders.first or expiry
+      holders.last = expiry
+      if token == me then holders.mine = {member = member, permits = tonumber(permits), fence = tonumber(fence)} end
     end
   end
-  return {held = held, mine = mine}
+  return holders
 end
 
--- Sets `member`'s expiry to `ttl` ms from `now`, and keeps the key alive at least that long.
-local function hold_for(key, member, ttl, now)
-  redis.call('zadd', key, string.format('%d', now + ttl), member)
-  if redis.call('pttl', key) < ttl then redis.call('pexpire', key, ttl) end
+-- Sets `member`'s expiry to `ttl` ms from `now`; the key lives as long as its latest holder (it is
+-- pushed out only when this one is the latest, so no PTTL is read).
+local function hold_for(holders, member, ttl, now)
+  local expiry = now + ttl
+  redis.call('zadd', holders.key, string.format('%d', expiry), member)
+  if expiry > holders.last then
+    redis.call('pexpire', holders.key, ttl)
+    holders.last = expiry
+  end
+  if not holders.first or expiry < holders.first then holders.first = expiry end
 end
