@@ -8,10 +8,11 @@ import type { Redis } from 'ioredis';
 import { Mutex as RedisSemaphoreMutex, Semaphore as RedisSemaphoreSemaphore } from 'redis-semaphore';
 import NodeRedlock from 'redlock';
 import { createLock, IoredisAdapter } from 'redlock-universal';
-import { FairMutex, Mutex, type NodeRedisClient, Semaphore } from '../src/index.js';
+import type { NodeRedisClient } from '../src/index.js';
 import { scripts } from '../src/protocol/scripts.js';
 import { luaLock, originalLock } from './book-locks.js';
 import { basicSemaphore, fairSemaphore } from './book-semaphores.js';
+import { locksmith as lib } from './locksmith.js';
 import { REFERENCE_ACQUIRE, referenceHandOff } from './reference-handoff.js';
 
 export type Release = () => Promise<unknown>;
@@ -57,10 +58,10 @@ function locksmithTry(name: string, firstArg: string | undefined): boolean {
 function locksmith(
   id: string,
   label: string,
-  Kind: typeof Mutex | typeof FairMutex | typeof Semaphore,
+  Kind: typeof lib.Mutex | typeof lib.FairMutex | typeof lib.Semaphore,
   client: keyof Clients,
 ): ImplSpec {
-  const limit = Kind === Semaphore ? SEMAPHORE_LIMIT : 1;
+  const limit = Kind === lib.Semaphore ? SEMAPHORE_LIMIT : 1;
   return {
     id,
     label,
@@ -68,9 +69,9 @@ function locksmith(
     limit,
     create(clients, key) {
       const lock =
-        Kind === Semaphore
-          ? new Semaphore(clients[client], key, { ttlMs: TTL_MS, limit })
-          : new (Kind as typeof Mutex)(clients[client], key, { ttlMs: TTL_MS });
+        Kind === lib.Semaphore
+          ? new lib.Semaphore(clients[client], key, { ttlMs: TTL_MS, limit })
+          : new (Kind as typeof lib.Mutex)(clients[client], key, { ttlMs: TTL_MS });
       return {
         async acquire() {
           const lease = await lock.acquire();
@@ -143,10 +144,10 @@ function redlockImpl(
 const oneMs = { retryCount: 100_000, retryDelay: 1, retryJitter: 0 };
 
 export const impls: readonly ImplSpec[] = [
-  locksmith('locksmith-mutex-ioredis', 'Locksmith Mutex (ioredis)', Mutex, 'ioredis'),
-  locksmith('locksmith-mutex-node-redis', 'Locksmith Mutex (node-redis)', Mutex, 'nodeRedis'),
-  locksmith('locksmith-fair-ioredis', 'Locksmith FairMutex (ioredis)', FairMutex, 'ioredis'),
-  locksmith('locksmith-fair-node-redis', 'Locksmith FairMutex (node-redis)', FairMutex, 'nodeRedis'),
+  locksmith('locksmith-mutex-ioredis', 'Locksmith Mutex (ioredis)', lib.Mutex, 'ioredis'),
+  locksmith('locksmith-mutex-node-redis', 'Locksmith Mutex (node-redis)', lib.Mutex, 'nodeRedis'),
+  locksmith('locksmith-fair-ioredis', 'Locksmith FairMutex (ioredis)', lib.FairMutex, 'ioredis'),
+  locksmith('locksmith-fair-node-redis', 'Locksmith FairMutex (node-redis)', lib.FairMutex, 'nodeRedis'),
   {
     id: 'reference-handoff',
     label: 'Reference FIFO hand-off (unsafe, ~40 lines)',
@@ -156,8 +157,13 @@ export const impls: readonly ImplSpec[] = [
   },
   book('book-original', 'Book: original lock (SETNX+EXPIRE, WATCH/MULTI)', originalLock),
   book('book-lua', 'Book: Lua lock', luaLock),
-  locksmith('locksmith-semaphore-ioredis', 'Locksmith Semaphore/3 (ioredis)', Semaphore, 'ioredis'),
-  locksmith('locksmith-semaphore-node-redis', 'Locksmith Semaphore/3 (node-redis)', Semaphore, 'nodeRedis'),
+  locksmith('locksmith-semaphore-ioredis', 'Locksmith Semaphore/3 (ioredis)', lib.Semaphore, 'ioredis'),
+  locksmith(
+    'locksmith-semaphore-node-redis',
+    'Locksmith Semaphore/3 (node-redis)',
+    lib.Semaphore,
+    'nodeRedis',
+  ),
   book(
     'book-semaphore',
     'Book: semaphore/3 (6.3.1, client clocks, 1 ms retry)',

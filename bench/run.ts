@@ -20,6 +20,7 @@ import { Redis } from 'ioredis';
 import { scripts } from '../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../tools/redis-server.js';
 import { type ImplSpec, impls } from './impls.js';
+import { locksmithSource } from './locksmith.js';
 import type { CellResult, ToParent, ToWorker } from './protocol.js';
 import { printSemaphoreTargets } from './semaphore-targets.js';
 import { type Acquisition, jainIndex, orderStats, percentile } from './stats.js';
@@ -312,7 +313,8 @@ async function main(): Promise<void> {
     };
     console.log(
       `Locksmith benchmark${config.quick ? ' (quick)' : ''}: ${machine.cores} × ${machine.cpu}, ${machine.os}, Node ${machine.node}, Redis ${machine.redis}; ` +
-        `${config.durationMs / 1000} s per cell, each client its own process, TTL 10 s.`,
+        `${config.durationMs / 1000} s per cell, each client its own process, TTL 10 s; Locksmith from ` +
+        (locksmithSource === 'dist' ? 'dist/ (the built package).' : 'src/ through tsx (not built: slower).'),
     );
 
     const cells: Cell[] = [];

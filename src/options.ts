@@ -266,6 +266,15 @@ export function resolveAcquireOptions<T extends LockOptions>(
   known: readonly string[] = acquireOptionNames,
   checks: CheckTable = lockChecks,
 ): EffectiveOptions<T> {
+  // No per-call options (the common call): the lock's own options, as one frozen object per lock.
+  if (options === undefined) {
+    let cached = withoutOverrides.get(base) as EffectiveOptions<T> | undefined;
+    if (!cached) {
+      cached = Object.freeze({ ...base, signal: undefined });
+      withoutOverrides.set(base, cached);
+    }
+    return cached;
+  }
   const given = checkOptionsObject<AcquireOptions>('options', options, known as (keyof AcquireOptions)[]);
   const { signal, ...rest } = given;
   checkFields(rest as Record<string, unknown>, checks);
@@ -274,6 +283,12 @@ export function resolveAcquireOptions<T extends LockOptions>(
   checkTtlMs('ttlMs', resolved.ttlMs, resolved.driftFactor);
   return Object.freeze(resolved);
 }
+
+/**
+ * The effective options of calls without per-call options, per lock options object: built once,
+ * since every such call would build the same one (a busy lock's profile showed the copy).
+ */
+const withoutOverrides = new WeakMap<object, EffectiveOptions>();
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;

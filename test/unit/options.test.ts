@@ -39,6 +39,16 @@ describe('lock options', () => {
     assert.equal(base.timeoutMs, 10_000);
   });
 
+  test('a call without options gets the lock options as one frozen object, built once per lock', () => {
+    const base = resolveLockOptions({ ttlMs: 1000 });
+    const first = resolveAcquireOptions(undefined, base);
+    assert.equal(resolveAcquireOptions(undefined, base), first);
+    assert.ok(Object.isFrozen(first));
+    assert.equal(first.signal, undefined);
+    assert.deepEqual({ ...first, signal: undefined }, { ...base, signal: undefined });
+    assert.notEqual(resolveAcquireOptions(undefined, resolveLockOptions({ ttlMs: 1000 })), first, 'per lock');
+  });
+
   test('tryAcquire-only option lists refuse waiting options', () => {
     assert.throws(
       () => resolveAcquireOptions({ timeoutMs: 5 }, defaultLockOptions, ['ttlMs', 'signal']),
