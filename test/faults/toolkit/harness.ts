@@ -187,7 +187,7 @@ export async function runScenario(
     const sampling = new AbortController();
     const ownerSamples: OwnerSample[] = [];
     const sampled = scenario.checkOrphans
-      ? sampleOwners(admin, lockNames, ownerSamples, sampling.signal)
+      ? sampleOwners(admin, lockNames, lockLimit(run.lock), ownerSamples, sampling.signal)
       : Promise.resolve();
     const faults = scenario.fault?.(ctx) ?? Promise.resolve();
     await sleep(run.durationMs);
@@ -280,24 +280,51 @@ async function keysWithoutExpiry(admin: IORedis): Promise<string[]> {
 async function sampleOwners(
   admin: IORedis,
   lockNames: readonly string[],
+  limit: number,
   samples: OwnerSample[],
   signal: AbortSignal,
 ): Promise<void> {
   const keys = lockNames.map((name) => `locksmith:{${name}}`);
+  // A lock key holds its owner; a semaphore's holds every live holder (read by the server's clock).
+  const read = async (): Promise<[number, string][]> =>
+    limit > 1
+      ? pairs((await admin.eval(SEMAPHORE_OWNERS, keys.length, ...keys)) as (number | string)[])
+      : (await admin.mget(...keys)).flatMap((owner, i): [number, string][] =>
+          owner ? [[i, ownerTokenOf(owner)]] : [],
+        );
   while (!signal.aborted) {
     try {
       // Stamped when sent (on the workers' clock): a sample sent after a give-back's reply arrived
       // that still shows the token means the give-back did not free the lock.
       const t = mono();
-      const owners = await Promise.race([admin.mget(...keys), sleep(200).then(() => undefined)]);
-      owners?.forEach((owner, i) => {
-        if (owner) samples.push({ lock: lockNames[i] as string, owner: ownerTokenOf(owner), t });
-      });
+      const owners = await Promise.race([read(), sleep(200).then(() => undefined)]);
+      for (const [i, owner] of owners ?? []) samples.push({ lock: lockNames[i] as string, owner, t });
     } catch {
       // Redis paused, killed or restarting: nothing learned this time.
     }
     await sleep(20, undefined, { signal }).catch(() => {});
   }
+}
+
+/** Every live holder of the semaphores at KEYS, as {key index (0-based), owner token, ...}. */
+const SEMAPHORE_OWNERS = `local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+for i, key in ipairs(KEYS) do
+  local members = redis.pcall('zrangebyscore', key, '(' .. now, '+inf')
+  if not members.err then
+    for _, member in ipairs(members) do
+      out[#out + 1] = i - 1
+      out[#out + 1] = string.match(member, '^%d+|%d+|(.*)$')
+    end
+  end
+end
+return out`;
+
+function pairs(flat: readonly (number | string)[]): [number, string][] {
+  const result: [number, string][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) result.push([Number(flat[i]), String(flat[i + 1])]);
+  return result;
 }
 
 /** Runs `step` every [min, max] ms until the fault phase ends. */
