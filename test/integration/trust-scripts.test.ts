@@ -207,22 +207,39 @@ for (const kind of clientKinds) {
     });
 
     describe('item 10: a waiter wakes by the expiry of whoever may hold the lock next', () => {
-      test('FairMutex: the wait bound is the shortest TTL of the other live waiters', async () => {
-        const name = freshName();
-        const mutex = new FairMutex(redis.client, name, { ttlMs: 30_000 });
-        const holder = await mutex.acquire();
-        await queuePhantomWaiter(redis, name, 1_500);
-        const reply = (await evalScript(redis, 'fairAcquire', fairKeys(name), [
-          'me',
-          '30000',
-          '60000',
-          'ch',
-        ])) as [number, number, number];
-        assert.equal(Number(reply[0]), 0);
-        assert.ok(Number(reply[1]) <= 1_500, `wait bound ${reply[1]} ms, the waiter ahead has a 1500 ms TTL`);
-        await evalScript(redis, 'fairRelease', fairReleaseKeys(name), ['me']);
-        await holder.release();
-      });
+      for (const [Kind, barging] of [
+        [FairMutex, '0'],
+        [Mutex, '1'],
+      ] as const) {
+        test(`${Kind.name}: the wait bound is the holder's time left, or the shortest TTL of the waiters`, async () => {
+          const name = freshName();
+          const holder = await new Kind(redis.client, name, { ttlMs: 30_000 }).acquire();
+          const ask = async () =>
+            (await evalScript(redis, 'fairAcquire', fairKeys(name), [
+              'me',
+              '30000',
+              '60000',
+              'ch',
+              '0',
+              barging,
+            ])) as [number, number, number];
+          const alone = await ask();
+          assert.ok(
+            Number(alone[1]) > 20_000,
+            `alone behind the holder: its time left (bound ${alone[1]} ms)`,
+          );
+          await evalScript(redis, 'fairRelease', fairReleaseKeys(name), ['me', barging]);
+          await queuePhantomWaiter(redis, name, 1_500);
+          const behind = await ask();
+          assert.equal(Number(behind[0]), 0);
+          assert.ok(
+            Number(behind[1]) <= 1_500,
+            `wait bound ${behind[1]} ms, the waiter ahead has a 1500 ms TTL`,
+          );
+          await evalScript(redis, 'fairRelease', fairReleaseKeys(name), ['me', barging]);
+          await holder.release();
+        });
+      }
 
       test('FairMutex: a waiter behind one that crashed before its turn gets the lock within its TTL', async () => {
         const name = freshName();
@@ -239,34 +256,6 @@ for (const kind of clientKinds) {
         const waitedMs = performance.now() - releasedAt;
         assert.ok(waitedMs < crashedTtlMs + 3_000, `waited ${waitedMs} ms, bound ${crashedTtlMs} ms`);
         await lease.release();
-      });
-
-      test('Mutex: the wait bound is the shortest TTL of the other live waiters (the same queue)', async () => {
-        const name = freshName();
-        const mutex = new Mutex(redis.client, name, { ttlMs: 30_000 });
-        const holder = await mutex.acquire();
-        const reply = (await evalScript(redis, 'fairAcquire', fairKeys(name), [
-          'me',
-          '30000',
-          '60000',
-          'ch',
-          '0',
-          '1',
-        ])) as [number, number, number];
-        assert.ok(Number(reply[1]) > 20_000, `alone behind the holder: its time left (bound ${reply[1]} ms)`);
-        await evalScript(redis, 'fairRelease', fairReleaseKeys(name), ['me', '1']);
-        await queuePhantomWaiter(redis, name, 1_500);
-        const behind = (await evalScript(redis, 'fairAcquire', fairKeys(name), [
-          'me',
-          '30000',
-          '60000',
-          'ch',
-          '0',
-          '1',
-        ])) as [number, number, number];
-        assert.equal(Number(behind[0]), 0);
-        assert.ok(Number(behind[1]) <= 1_500, `wait bound ${behind[1]} ms, a waiter has a 1500 ms TTL`);
-        await holder.release();
       });
     });
 
