@@ -68,3 +68,16 @@ export function extendAfterMs(ttlMs: number): number {
 export function extendRetryAfterMs(ttlMs: number, remainingValidityMs: number): number {
   return Math.max(1, Math.min(Math.floor(ttlMs / 10), Math.floor(remainingValidityMs / 2)));
 }
+
+/** The longest a Node timer can wait; longer waits end early and the caller waits again. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A timer delay in whole milliseconds, rounded up, within what a Node timer takes. Node keeps one
+ * timer list per distinct delay, so the fractional delays that `performance.now()` arithmetic
+ * gives made a new list (and a priority-queue insertion) for every timer; libuv's clock counts
+ * whole milliseconds anyway, so rounding up moves no timer by a tick.
+ */
+export function timerDelayMs(ms: number): number {
+  return Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(ms)));
+}

@@ -15,6 +15,7 @@ export { isTransientRedisError } from './classify-error.js';
  * rejection is a connectivity problem the caller may retry while it has time.
  */
 export async function runScript<Result>(context: ClientContext, call: ScriptCall<Result>): Promise<Result> {
-  await ensureServerSupported(context, call.keys[0]);
+  // Checked once per client: after that, no await (a busy lock runs this twice per acquisition).
+  if (context.serverVersion === undefined) await ensureServerSupported(context, call.keys[0]);
   return call.decode(await evalScript(context.driver, call.script, call.keys, call.args));
 }

@@ -1,4 +1,5 @@
 import { emitLockEvent } from '../events.js';
+import { timerDelayMs } from '../timing.js';
 import type { ClientContext } from './client-context.js';
 import type { RedisDriver, SubscriberConnection } from './driver.js';
 
@@ -18,7 +19,7 @@ export interface ChannelWatch {
 }
 
 interface ChannelState {
-  readonly watchers: Set<Watcher>;
+  readonly watchers: Set<Watch>;
   /** Resolves once SUBSCRIBE is confirmed; rejects if it failed. */
   ready: Promise<void>;
   active: boolean;
@@ -31,11 +32,35 @@ interface ChannelState {
  */
 export type MessageFilter = (message: string) => boolean;
 
-interface Watcher {
-  accept: MessageFilter | undefined;
-  pending: boolean;
-  message: string | undefined;
-  wake: (() => void) | undefined;
+/**
+ * One waiter's watch: the hub's entry for it and the waiter's handle in one object (a class, not a
+ * literal with a getter and closures: one is made per waiting acquisition).
+ */
+class Watch implements ChannelWatch {
+  pending = false;
+  message: string | undefined = undefined;
+  wake: (() => void) | undefined = undefined;
+  private closed = false;
+
+  constructor(
+    readonly accept: MessageFilter | undefined,
+    private readonly detach: () => void,
+  ) {}
+
+  get lastMessage(): string | undefined {
+    return this.message;
+  }
+
+  next(timeoutMs: number, signal?: AbortSignal): Promise<'message' | 'timeout'> {
+    return waitForMessage(this, timeoutMs, signal);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.detach();
+    this.wake?.();
+  }
 }
 
 /**
@@ -140,22 +165,12 @@ export class SubscriberHub {
   private attach(channel: string, state: ChannelState, accept: MessageFilter | undefined): ChannelWatch {
     clearTimeout(state.linger);
     state.linger = undefined;
-    const watcher: Watcher = { accept, pending: false, message: undefined, wake: undefined };
-    state.watchers.add(watcher);
-    let closed = false;
-    return {
-      get lastMessage() {
-        return watcher.message;
-      },
-      next: (timeoutMs, signal) => waitForMessage(watcher, timeoutMs, signal),
-      close: () => {
-        if (closed) return;
-        closed = true;
-        state.watchers.delete(watcher);
-        watcher.wake?.();
-        if (state.watchers.size === 0) this.scheduleUnsubscribe(channel, state);
-      },
-    };
+    const watch = new Watch(accept, () => {
+      state.watchers.delete(watch);
+      if (state.watchers.size === 0) this.scheduleUnsubscribe(channel, state);
+    });
+    state.watchers.add(watch);
+    return watch;
   }
 
   private scheduleUnsubscribe(channel: string, state: ChannelState): void {
@@ -176,7 +191,7 @@ export class SubscriberHub {
 }
 
 function waitForMessage(
-  watcher: Watcher,
+  watcher: Watch,
   timeoutMs: number,
   signal: AbortSignal | undefined,
 ): Promise<'message' | 'timeout'> {
@@ -199,7 +214,7 @@ function waitForMessage(
       resolve(outcome);
     };
     const onAbort = () => finish('abort');
-    const timer = setTimeout(() => finish('timeout'), timeoutMs);
+    const timer = setTimeout(() => finish('timeout'), timerDelayMs(timeoutMs));
     watcher.wake = () => finish('message');
     signal?.addEventListener('abort', onAbort, { once: true });
   });

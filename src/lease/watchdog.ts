@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { LockLostReason } from '../errors.js';
-import { extendAfterMs, extendRetryAfterMs } from '../timing.js';
+import { extendAfterMs, extendRetryAfterMs, timerDelayMs } from '../timing.js';
 
 export interface WatchdogHooks {
   clock: Clock;
@@ -73,13 +73,13 @@ export class Watchdog {
   private armExpiry(): void {
     clearTimeout(this.expiryTimer);
     const left = this.hooks.remainingMs();
-    this.expiryTimer = setTimeout(() => this.check(), Math.max(0, Math.min(left, EXPIRY_RECHECK_MS)));
+    this.expiryTimer = setTimeout(() => this.check(), timerDelayMs(Math.min(left, EXPIRY_RECHECK_MS)));
     this.expiryTimer.unref();
   }
 
   private armExtend(delayMs: number): void {
     clearTimeout(this.extendTimer);
-    this.extendTimer = setTimeout(() => void this.runExtend(), delayMs);
+    this.extendTimer = setTimeout(() => void this.runExtend(), timerDelayMs(delayMs));
     this.extendTimer.unref();
   }
 

@@ -2,7 +2,7 @@ import type { ChannelWatch, MessageFilter, SubscriberHub } from '../adapters/sub
 import type { Clock } from '../clock.js';
 import { LockError, LockTimeoutError, RedisUnavailableError, TooManyAttemptsError } from '../errors.js';
 import { emitLockEvent } from '../events.js';
-import { nextWaitMs } from '../timing.js';
+import { nextWaitMs, timerDelayMs } from '../timing.js';
 import { grantValidityLeftMs } from './grant-lease.js';
 
 /** What one attempt at a lock tells: we got it, or how long the holder still has. */
@@ -41,8 +41,11 @@ export interface AttemptPlan {
   readonly driftFactor: number;
   readonly signal: AbortSignal | undefined;
   readonly clock: Clock;
-  /** One attempt (one round trip, or none when the primitive already knows). */
-  attempt(): Promise<AttemptOutcome>;
+  /**
+   * One attempt: a round trip, or, when the primitive already knows the outcome (a heard hand-off),
+   * that outcome as is (nothing sent, so nothing to wait for or time out).
+   */
+  attempt(): AttemptOutcome | Promise<AttemptOutcome>;
   /**
    * Gives the token back: compare-and-delete, leaving any waiting state (a queue
    * place). Safe to call whatever the token's state; resolves true when the token held the lock.
@@ -91,9 +94,6 @@ const GIVE_BACK_RETRY_MAX_MS = 50;
 const POLL_FIRST_MS = 10;
 const POLL_MAX_MS = 250;
 
-/** The longest a Node timer can wait; longer waits end early and the loop waits again. */
-const MAX_TIMER_MS = 2_147_483_647;
-
 /**
  * The waiting loop shared by every single-node primitive.
  *
@@ -130,7 +130,6 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
   let subscribeFailed = false;
   let pollMs = POLL_FIRST_MS;
 
-  const unavailable = (detail: string) => new RedisUnavailableError(plan.name, detail, { cause: lastError });
   try {
     for (;;) {
       signal?.throwIfAborted();
@@ -141,9 +140,13 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
       // An attempt is abandoned at the caller's deadline, or after a TTL without a reply if that
       // comes first: only the latter is a failure of Redis.
       const callerTimeRunsOutFirst = deadline <= sentAt + plan.ttlMs;
-      const settled = await call.settle(plan.attempt(), Math.min(deadline, sentAt + plan.ttlMs));
+      const attempt = plan.attempt();
+      const settled =
+        attempt instanceof Promise
+          ? await call.settle(attempt, Math.min(deadline, sentAt + plan.ttlMs))
+          : known(attempt);
       if (settled.kind === 'value') {
-        outcome = await usableOrGivenBack(settled.value, call);
+        outcome = usable(settled.value, plan) ? settled.value : await givenBack(call);
         lastFailed = false;
         failingSince = undefined;
       } else {
@@ -154,7 +157,9 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
           // The caller's time ran out (a timer may fire a hair before the clock reads the deadline:
           // that is still a timeout, not "Redis did not answer").
           signal?.throwIfAborted();
-          throw lastFailed ? unavailable('no reply in time') : timeout(plan, attempts, lastError);
+          throw lastFailed
+            ? unavailable(plan, 'no reply in time', lastError)
+            : timeout(plan, attempts, lastError);
         } else {
           lastError ??= new Error(`No reply from Redis within ${plan.ttlMs} ms (the lease TTL)`);
         }
@@ -164,7 +169,9 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
         failingSince ??= sentAt;
         if (!Number.isFinite(deadline) && clock.now() - failingSince >= plan.ttlMs) {
           throw unavailable(
+            plan,
             `unreachable for ${Math.round(clock.now() - failingSince)} ms, longer than the TTL`,
+            lastError,
           );
         }
         outcome = { acquired: false, holderPttlMs: -1 };
@@ -176,11 +183,13 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
 
       if (counted > plan.retries) {
         throw lastFailed
-          ? unavailable(`the last of ${attempts} attempts failed`)
+          ? unavailable(plan, `the last of ${attempts} attempts failed`, lastError)
           : new TooManyAttemptsError(plan.name, attempts);
       }
       if (deadline - clock.now() <= 0) {
-        throw lastFailed ? unavailable('no reply in time') : timeout(plan, attempts, lastError);
+        throw lastFailed
+          ? unavailable(plan, 'no reply in time', lastError)
+          : timeout(plan, attempts, lastError);
       }
 
       // Subscribe once the lock was seen held (not while Redis is failing: that would only open a
@@ -235,7 +244,7 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
         waitMs = Math.min(waitMs, pollDelayMs);
       }
       const boundedByHolder = waitMs >= holderWaitMs;
-      waitMs = Math.min(waitMs, MAX_TIMER_MS);
+      waitMs = timerDelayMs(waitMs);
       const woke = watch
         ? await watch.next(waitMs, signal)
         : await sleep(waitMs, signal).then(() => 'timeout');
@@ -264,13 +273,15 @@ export async function attemptOnce(plan: AttemptPlan): Promise<AttemptOutcome> {
   plan.signal?.throwIfAborted();
   let settled: Settled<AttemptOutcome>;
   try {
-    settled = await call.settle(plan.attempt(), plan.clock.now() + plan.ttlMs);
+    const attempt = plan.attempt();
+    settled =
+      attempt instanceof Promise ? await call.settle(attempt, plan.clock.now() + plan.ttlMs) : known(attempt);
   } catch (error) {
     call.finish('gave-up');
     throw error;
   }
   if (settled.kind === 'value') {
-    const outcome = await usableOrGivenBack(settled.value, call);
+    const outcome = usable(settled.value, plan) ? settled.value : await givenBack(call);
     call.finish(outcome.acquired ? 'acquired' : 'gave-up');
     return outcome;
   }
@@ -286,18 +297,32 @@ export async function attemptOnce(plan: AttemptPlan): Promise<AttemptOutcome> {
 /**
  * A grant is used only with validity left. One that has none (its reply came after the lease would
  * have run out: Redis paused, a slow link, a frozen waiter that resumed, a hand-off heard too late)
- * would be a lease born lost, and `using()` would run work the lock no longer covers: it is given
- * back (compare-and-delete; a FairMutex hands it on to the next waiter) and counts as "not acquired".
+ * would be a lease born lost, and `using()` would run work the lock no longer covers: `givenBack`
+ * gives it back (compare-and-delete; a FairMutex hands it on to the next waiter), and it counts as
+ * "not acquired".
  *
  * Only the call's *current* attempt may do this, here, and it waits for the give-back before the
  * next attempt is sent: every attempt of one call uses the same token, so a give-back sent by an
  * attempt the loop had already abandoned (found by the fault suite) could delete the lock that a
  * later attempt of the same call had just taken — a second holder.
  */
-async function usableOrGivenBack(outcome: AttemptOutcome, call: CallState): Promise<AttemptOutcome> {
-  if (!outcome.acquired || grantValidityLeftMs(outcome, call.plan) > 0) return outcome;
+function usable(outcome: AttemptOutcome, plan: AttemptPlan): boolean {
+  return !outcome.acquired || grantValidityLeftMs(outcome, plan) > 0;
+}
+
+/** Gives an unusable grant back (see `usable`) and waits for it: the attempt counts as "not acquired". */
+async function givenBack(call: CallState): Promise<AttemptOutcome> {
   await call.giveBackWithin(Number.POSITIVE_INFINITY);
   return { acquired: false, holderPttlMs: 0 };
+}
+
+/** An outcome the lock kind already knew (no round trip), as the waiting loop reads a reply. */
+function known(outcome: AttemptOutcome): Settled<AttemptOutcome> {
+  return { kind: 'value', value: outcome };
+}
+
+function unavailable(plan: AttemptPlan, detail: string, lastError: unknown): RedisUnavailableError {
+  return new RedisUnavailableError(plan.name, detail, { cause: lastError });
 }
 
 function timeout(plan: AcquisitionPlan, attempts: number, cause: unknown): LockTimeoutError {
@@ -430,13 +455,10 @@ function settleBefore<T>(
     };
     const remaining = deadline - clock.now();
     const timer = Number.isFinite(remaining)
-      ? setTimeout(
-          () => {
-            finish();
-            resolve({ kind: 'abandoned' });
-          },
-          Math.min(MAX_TIMER_MS, Math.max(0, remaining)),
-        )
+      ? setTimeout(() => {
+          finish();
+          resolve({ kind: 'abandoned' });
+        }, timerDelayMs(remaining))
       : undefined;
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });

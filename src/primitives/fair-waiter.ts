@@ -63,7 +63,11 @@ export class Waiter {
     if (this.heard) return false;
     const handOff = decodeHandOff(message, this.token);
     if (!handOff || handOff.fencingToken <= this.newestGrant) return false;
-    this.heard = { ...handOff, receivedAt: this.clock.now() };
+    this.heard = {
+      fencingToken: handOff.fencingToken,
+      grantServerMs: handOff.grantServerMs,
+      receivedAt: this.clock.now(),
+    };
     return true;
   }
 

@@ -10,16 +10,26 @@ import type { Waiter } from './fair-waiter.js';
  * queues the caller on the first call and renews its place (and finds a hand-off whose message was
  * missed) on later ones. Without a `deadline` (a single try) nothing is queued.
  */
-export async function queuedAttempt(
+export function queuedAttempt(
+  waiter: Waiter,
+  options: Readonly<{ clock: Clock; waiterTtlMs: number }>,
+  deadline: number | undefined,
+  send: (entryTtlMs: number) => Promise<FairAcquireResult>,
+): AttemptOutcome | Promise<AttemptOutcome> {
+  const handOff = waiter.handOff();
+  // A grant with no validity left (a hand-off heard too late, a reply after a pause) is handed on
+  // by the waiting loop, which alone knows whether this attempt is the call's current one. Known
+  // without a round trip, so returned as is (no promise: this is every contended acquisition).
+  if (handOff) return { acquired: true, fencingToken: handOff.fencingToken, sentAt: handOff.sentAt };
+  return sendAttempt(waiter, options, deadline, send);
+}
+
+async function sendAttempt(
   waiter: Waiter,
   options: Readonly<{ clock: Clock; waiterTtlMs: number }>,
   deadline: number | undefined,
   send: (entryTtlMs: number) => Promise<FairAcquireResult>,
 ): Promise<AttemptOutcome> {
-  const handOff = waiter.handOff();
-  // A grant with no validity left (a hand-off heard too late, a reply after a pause) is handed on
-  // by the waiting loop, which alone knows whether this attempt is the call's current one.
-  if (handOff) return { acquired: true, ...handOff };
   const { clock } = options;
   const sentAt = clock.now();
   const sentAtWall = clock.wallNow?.();
