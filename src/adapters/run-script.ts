@@ -14,8 +14,15 @@ export { isTransientRedisError } from './classify-error.js';
  * NOPERM, WRONGTYPE, ERR, ...), `UnsupportedServerError`, `UnexpectedReplyError`. Any other
  * rejection is a connectivity problem the caller may retry while it has time.
  */
-export async function runScript<Result>(context: ClientContext, call: ScriptCall<Result>): Promise<Result> {
-  // Checked once per client: after that, no await (a busy lock runs this twice per acquisition).
-  if (context.serverVersion === undefined) await ensureServerSupported(context, call.keys[0]);
-  return call.decode(await evalScript(context.driver, call.script, call.keys, call.args));
+export function runScript<Result>(context: ClientContext, call: ScriptCall<Result>): Promise<Result> {
+  // The server is checked once per client; after that a call is one promise chain (a busy lock runs
+  // this twice per acquisition, and an async function cost it an extra promise and frame).
+  if (context.serverVersion === undefined) {
+    return ensureServerSupported(context, call.keys[0]).then(() => send(context, call));
+  }
+  return send(context, call);
+}
+
+function send<Result>(context: ClientContext, call: ScriptCall<Result>): Promise<Result> {
+  return evalScript(context.driver, call.script, call.keys, call.args).then((reply) => call.decode(reply));
 }
