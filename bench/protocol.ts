@@ -1,7 +1,11 @@
 /** Messages between the benchmark's parent and its worker processes. */
 export type ToWorker =
   | { type: 'prepare'; implId: string; key: string; csMs: number }
-  | { type: 'go'; startAt: number; endAt: number }
+  /**
+   * Run from `warmFrom` (not measured: JIT compilation, connection set-up, the first subscriptions),
+   * then measure from `startAt` to `endAt` (Date.now() instants, common to every worker).
+   */
+  | { type: 'go'; warmFrom: number; startAt: number; endAt: number }
   | { type: 'multikey'; implId: string; keys: number; prefix: string; durationMs: number }
   | { type: 'exit' };
 

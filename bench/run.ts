@@ -8,13 +8,15 @@
  * ceiling with redis-benchmark, prints the book-style table and the full table, and writes JSON to
  * bench/results/.
  *
- * Options: --quick, --duration-ms=N, --clients=1,2,5,10, --cs-ms=0,1, --only=REGEX (implementation ids),
+ * Options: --quick, --duration-ms=N, --warmup-ms=N (unmeasured run before each cell's window; 1,000,
+ * 200 with --quick), --clients=1,2,5,10, --cs-ms=0,1, --only=REGEX (implementation ids),
  * --cpu-prof-dir=DIR (a V8 CPU profile per worker process).
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { scripts } from '../src/protocol/scripts.js';
@@ -30,6 +32,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 interface Config {
   quick: boolean;
   durationMs: number;
+  /** Unmeasured run before each cell's window (JIT, connections, subscriptions). */
+  warmupMs: number;
   clientCounts: number[];
   csMs: number[];
   only: RegExp | undefined;
@@ -46,6 +50,7 @@ function parseArgs(argv: string[]): Config {
   return {
     quick,
     durationMs: Number(value('duration-ms') ?? (quick ? 1_000 : 5_000)),
+    warmupMs: Number(value('warmup-ms') ?? (quick ? 200 : 1_000)),
     clientCounts: list('clients') ?? (quick ? [1, 10] : [1, 2, 5, 10]),
     csMs: list('cs-ms') ?? (quick ? [0] : [0, 1]),
     only: value('only') ? new RegExp(value('only') as string) : undefined,
@@ -160,18 +165,22 @@ async function runCell(
   clients: number,
   csMs: number,
   durationMs: number,
+  warmupMs: number,
   cellNo: number,
 ): Promise<Cell> {
   const used = workers.slice(0, clients);
   const key = `bench:${cellNo}:${spec.id}`;
   for (const w of used) w.send({ type: 'prepare', implId: spec.id, key, csMs });
   for (const w of used) await w.next('ready');
+  const warmFrom = Date.now() + 100;
+  const startAt = warmFrom + warmupMs;
+  const endAt = startAt + durationMs;
+  for (const w of used) w.send({ type: 'go', warmFrom, startAt, endAt });
+  // Server-side counters start with the measured window (the workers' warm-up runs before it).
+  await sleep(Math.max(0, startAt - Date.now()));
   await admin.config('RESETSTAT');
   const redisCpuBefore = await redisCpuUs(admin);
   const jiffiesBefore = machineJiffies();
-  const startAt = Date.now() + 100;
-  const endAt = startAt + durationMs;
-  for (const w of used) w.send({ type: 'go', startAt, endAt });
   const results: CellResult[] = [];
   for (const w of used) results.push((await w.next('result')).result);
   const commands = await commandCalls(admin);
@@ -313,7 +322,7 @@ async function main(): Promise<void> {
     };
     console.log(
       `Locksmith benchmark${config.quick ? ' (quick)' : ''}: ${machine.cores} × ${machine.cpu}, ${machine.os}, Node ${machine.node}, Redis ${machine.redis}; ` +
-        `${config.durationMs / 1000} s per cell, each client its own process, TTL 10 s; Locksmith from ` +
+        `${config.durationMs / 1000} s per cell after ${config.warmupMs / 1000} s of warm-up, each client its own process, TTL 10 s; Locksmith from ` +
         (locksmithSource === 'dist' ? 'dist/ (the built package).' : 'src/ through tsx (not built: slower).'),
     );
 
@@ -323,7 +332,16 @@ async function main(): Promise<void> {
       for (const csMs of config.csMs) {
         for (const clients of config.clientCounts) {
           cellNo += 1;
-          const cell = await runCell(workers, admin, spec, clients, csMs, config.durationMs, cellNo);
+          const cell = await runCell(
+            workers,
+            admin,
+            spec,
+            clients,
+            csMs,
+            config.durationMs,
+            config.warmupMs,
+            cellNo,
+          );
           cells.push(cell);
           console.log(
             `  ${spec.id.padEnd(28)} ${String(clients).padStart(2)} clients, cs ${csMs} ms: ${fmt(cell.acquisitionsPerS)} acq/s, ` +
