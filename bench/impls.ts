@@ -13,6 +13,7 @@ import { scripts } from '../src/protocol/scripts.js';
 import { luaLock, originalLock } from './book-locks.js';
 import { basicSemaphore, fairSemaphore } from './book-semaphores.js';
 import { locksmith as lib } from './locksmith.js';
+import { rawScriptsIoredis, rawScriptsNodeRedis } from './raw-scripts.js';
 import { REFERENCE_ACQUIRE, referenceHandOff } from './reference-handoff.js';
 
 export type Release = () => Promise<unknown>;
@@ -38,6 +39,8 @@ export interface ImplSpec {
   readonly tuned?: boolean;
   /** How many holders it admits at once: 1 for the locks, `SEMAPHORE_LIMIT` for the semaphores. */
   readonly limit?: number;
+  /** Runs only in the uncontended table (one process, 1,000 keys): it cannot wait for a lock. */
+  readonly uncontendedOnly?: boolean;
   create(clients: Clients, key: string): LockUnderTest;
   /** Whether a command sent is one try at the lock (when the lock does not count tries itself). */
   isTry?(name: string, firstArg: string | undefined): boolean;
@@ -154,6 +157,20 @@ export const impls: readonly ImplSpec[] = [
     family: 'reference',
     create: (clients, key) => referenceHandOff(clients.ioredis, key, TTL_MS),
     isTry: (name, firstArg) => name === 'eval' && firstArg === REFERENCE_ACQUIRE,
+  },
+  {
+    id: 'raw-scripts-ioredis',
+    label: "Locksmith's scripts sent directly (ioredis): the client's floor",
+    family: 'reference',
+    uncontendedOnly: true,
+    create: (clients, key) => rawScriptsIoredis(clients.ioredis, key, TTL_MS),
+  },
+  {
+    id: 'raw-scripts-node-redis',
+    label: "Locksmith's scripts sent directly (node-redis): the client's floor",
+    family: 'reference',
+    uncontendedOnly: true,
+    create: (clients, key) => rawScriptsNodeRedis(clients.nodeRedis, key, TTL_MS),
   },
   book('book-original', 'Book: original lock (SETNX+EXPIRE, WATCH/MULTI)', originalLock),
   book('book-lua', 'Book: Lua lock', luaLock),

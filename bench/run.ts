@@ -328,7 +328,7 @@ async function main(): Promise<void> {
 
     const cells: Cell[] = [];
     let cellNo = 0;
-    for (const spec of selected) {
+    for (const spec of selected.filter((s) => !s.uncontendedOnly)) {
       for (const csMs of config.csMs) {
         for (const clients of config.clientCounts) {
           cellNo += 1;
@@ -477,8 +477,17 @@ function printReport(
   console.log('\nUncontended: one process, 1,000 independent keys (acquire + release cycles per second)');
   console.log(
     table(
-      ['implementation', 'cycles/s', 'rt/cycle', 'errors'],
-      multiKey.map((m) => [m.label, fmt(m.cyclesPerS), fmt(m.roundTripsPerCycle, 2), String(m.errors)]),
+      ['implementation', 'cycles/s', 'rt/cycle', "of its client's floor", 'errors'],
+      multiKey.map((m) => {
+        // The raw-scripts row of the same client library (ids end in -ioredis / -node-redis).
+        const client = /-(ioredis|node-redis)$/.exec(m.impl)?.[1];
+        const floor = multiKey.find((f) => f.impl === `raw-scripts-${client}`);
+        const share =
+          floor && m.impl.startsWith('locksmith')
+            ? `${fmt((100 * m.cyclesPerS) / floor.cyclesPerS, 1)}%`
+            : '';
+        return [m.label, fmt(m.cyclesPerS), fmt(m.roundTripsPerCycle, 2), share, String(m.errors)];
+      }),
     ),
   );
   console.log(
