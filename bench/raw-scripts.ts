@@ -19,7 +19,8 @@ function rawLock(send: Send, key: string, ttlMs: number): LockUnderTest {
   let n = 0;
   return {
     async acquire() {
-      const token = `raw-${key}-${(n += 1)}`;
+      n += 1;
+      const token = `raw-${key}-${n}`;
       const acquire = fairAcquire(keys, {
         token,
         ttlMs,
