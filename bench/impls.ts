@@ -28,6 +28,8 @@ export interface Clients {
   readonly ioredis: Redis;
   /** As Locksmith sees it: the v6 client type is generic per RESP version, so `ReturnType` fits no client. */
   readonly nodeRedis: NodeRedisClient;
+  /** ioredis in fail-fast mode (`enableOfflineQueue: false`, no retries per request), connected. */
+  readonly ioredisFailFast: Redis;
 }
 
 export interface ImplSpec {
@@ -151,6 +153,18 @@ export const impls: readonly ImplSpec[] = [
   locksmith('locksmith-mutex-node-redis', 'Locksmith Mutex (node-redis)', lib.Mutex, 'nodeRedis'),
   locksmith('locksmith-fair-ioredis', 'Locksmith FairMutex (ioredis)', lib.FairMutex, 'ioredis'),
   locksmith('locksmith-fair-node-redis', 'Locksmith FairMutex (node-redis)', lib.FairMutex, 'nodeRedis'),
+  locksmith(
+    'locksmith-mutex-ioredis-failfast',
+    'Locksmith Mutex (ioredis, enableOfflineQueue: false)',
+    lib.Mutex,
+    'ioredisFailFast',
+  ),
+  locksmith(
+    'locksmith-fair-ioredis-failfast',
+    'Locksmith FairMutex (ioredis, enableOfflineQueue: false)',
+    lib.FairMutex,
+    'ioredisFailFast',
+  ),
   {
     id: 'reference-handoff',
     label: 'Reference FIFO hand-off (unsafe, ~40 lines)',

@@ -557,7 +557,7 @@ function printTargets(
       : '';
   const worstOver = (impl: string, field: 'roundTripsPerAcquisition' | 'redisCommandsPerAcquisition') =>
     Math.max(...cells.filter((c) => c.impl === impl && c.clients > 1).map((c) => c[field]));
-  for (const client of ['ioredis', 'node-redis']) {
+  for (const client of ['ioredis', 'node-redis', 'ioredis-failfast']) {
     const fair = atTop.find((c) => c.impl === `locksmith-fair-${client}`);
     if (fair) {
       const name = `FairMutex (${client})`;

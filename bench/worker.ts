@@ -26,9 +26,15 @@ ioredis.on('error', () => {});
 const nodeRedis = createClient({ url });
 nodeRedis.on('error', () => {});
 await nodeRedis.connect();
+// Fail-fast: commands fail at once while disconnected instead of queueing (issue #10 asks for the
+// same figures and no stuck client with it). Connected before the first cell, as such users do.
+const ioredisFailFast = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+ioredisFailFast.on('error', () => {});
+await new Promise((resolve) => ioredisFailFast.once('ready', resolve));
 countIoRedis(ioredis);
+countIoRedis(ioredisFailFast);
 countNodeRedis(nodeRedis);
-const clients = { ioredis, nodeRedis };
+const clients = { ioredis, nodeRedis, ioredisFailFast };
 
 const send = (message: ToParent) => process.send?.(message);
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -184,6 +190,7 @@ process.on('message', (message: ToWorker) => {
           break;
         case 'exit':
           ioredis.disconnect();
+          ioredisFailFast.disconnect();
           nodeRedis.destroy();
           process.exit(0);
       }
