@@ -177,6 +177,9 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
         ),
       );
       await waitersAre(mutex, 5);
+      // Each waiter asks twice: once (queued), and once more when its subscription is live (a
+      // release between the two is not missed). Only then is every waiter just waiting.
+      await until(async () => (await scriptCalls(server)) >= 10, 'every waiter tried again once subscribed');
       const early = await scriptCalls(server);
       await sleep(1_500); // the scenario: time passes, and no waiter sends anything
       const late = await scriptCalls(server);
@@ -190,6 +193,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const { server } = redis;
       const mutex = lock(redis.a, name(), { ttlMs: 30_000 });
       const held = await mutex.acquire();
+      await resetStats(server);
       const leases: Lease[] = [];
       const waiters = Array.from({ length: 5 }, () =>
         awaitedLater(
@@ -201,6 +205,8 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
         ),
       );
       await waitersAre(mutex, 5); // every waiter has tried and registered
+      // ... and tried again once its subscription was live (two script calls each), so is waiting.
+      await until(async () => (await scriptCalls(server)) >= 10, 'every waiter tried again once subscribed');
       await resetStats(server);
       await held.release();
       await until(() => leases.length > 0, 'a waiter took the lock');
@@ -387,19 +393,19 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const started = performance.now();
       const waiting = awaitedLater(lock(redis.b, mutex.name).acquire({ timeoutMs: 25_000 }));
       await waitersAre(mutex, 1);
+      // The channels this lock's waiters listen on (a waiter whose SUBSCRIBE the kill below cut off
+      // would wait by polling instead: a different scenario).
+      const channels = `${mutex.keys.lock}*`;
+      const listening = async () => {
+        // node-redis fails commands sent while its socket is closing: ask again.
+        const names = await redis.a.command('PUBSUB', 'CHANNELS', channels).catch(() => []);
+        return (names as unknown[]).length > 0;
+      };
+      await until(listening, 'the waiter listens');
       await server.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
       await server.command('CLIENT', 'KILL', 'TYPE', 'normal');
       // The clients reconnect and the waiter's client subscribes again to this lock's channels.
-      const channels = `${mutex.keys.lock}*`;
-      await until(
-        async () => {
-          // node-redis fails commands sent while its socket is closing: ask again.
-          const listening = await redis.a.command('PUBSUB', 'CHANNELS', channels).catch(() => []);
-          return (listening as unknown[]).length > 0;
-        },
-        'the waiter listens again',
-        15_000,
-      );
+      await until(listening, 'the waiter listens again', 15_000);
       await held.release().catch(() => held.release());
       const lease = await waiting;
       const waited = performance.now() - started;
