@@ -31,12 +31,18 @@ interface ChannelState {
  */
 export type MessageFilter = (message: string) => boolean;
 
-interface Watcher {
+/**
+ * One waiter's latch: whether a message came since it last waited, and how to wake it. The hub
+ * keeps one per watch; a watch over several hubs (a Redlock quorum's) keeps its own.
+ */
+export interface MessageLatch {
   accept: MessageFilter | undefined;
   pending: boolean;
   message: string | undefined;
   wake: (() => void) | undefined;
 }
+
+type Watcher = MessageLatch;
 
 /**
  * One subscriber connection per client, shared by every waiter, reference-counted per channel.
@@ -175,8 +181,9 @@ export class SubscriberHub {
   }
 }
 
-function waitForMessage(
-  watcher: Watcher,
+/** Waits on a latch for a message (or one that already came), at most `timeoutMs`. */
+export function waitForMessage(
+  watcher: MessageLatch,
   timeoutMs: number,
   signal: AbortSignal | undefined,
 ): Promise<'message' | 'timeout'> {
