@@ -179,7 +179,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       skipUnreached: true,
       releasedChannel: this.keys.releasedChannel,
     });
-    return this.quorumAnswer('release', call, this.nodeTimeoutMs(this.options.ttlMs), true);
+    return this.quorumAnswer('release', call, this.answerWaitMs(), true);
   }
 
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */
@@ -216,8 +216,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
 
   /** @internal The quorum's view: the owner a quorum agrees on; rejects without a quorum of answers. */
   protected async readState(): Promise<RedlockState> {
-    const timeoutMs = this.nodeTimeoutMs(this.options.ttlMs);
-    const replies = await this.fanOut(fairInspect(this.keys), timeoutMs, () => true, false);
+    const replies = await this.fanOut(fairInspect(this.keys), this.answerWaitMs(), () => true, false);
     const nodes = replies.map((r): LockState | undefined => {
       if (r.outcome !== 'value') return undefined;
       const { locked, ownerToken, remainingTtlMs, lastFencingToken } = r.value;
@@ -264,6 +263,17 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       timeoutMs,
       early ? (known) => verdict(tally(known.map((r) => nodeOutcome(r, yes))), nodes) !== 'open' : undefined,
     );
+  }
+
+  /**
+   * How long a release or an inspection waits for a node's answer. Unlike an acquisition's, its
+   * wait costs no validity, so a busy node gets longer than `nodeTimeoutMs`: up to a third of the
+   * TTL, at most 2 s (a release settles as soon as a quorum answered, so a node that is down costs
+   * nothing while the others answer).
+   */
+  private answerWaitMs(): number {
+    const { nodeTimeoutMs, ttlMs } = this.options;
+    return Math.max(nodeTimeoutMs, Math.min(2_000, Math.floor(ttlMs / 3)));
   }
 
   /** The per-node timeout for a TTL: `nodeTimeoutMs`, at most a third of the TTL. */
