@@ -28,7 +28,13 @@ nodeRedis.on('error', () => {});
 await nodeRedis.connect();
 countIoRedis(ioredis);
 countNodeRedis(nodeRedis);
-const clients = { ioredis, nodeRedis };
+// The Redlock cells' servers (this one first), when the run started them.
+const quorum = process.env.BENCH_REDLOCK_URLS?.split(',').map((u) => {
+  const client = new Redis(u, { maxRetriesPerRequest: null });
+  client.on('error', () => {});
+  return client;
+});
+const clients = { ioredis, nodeRedis, quorum };
 
 const send = (message: ToParent) => process.send?.(message);
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -170,6 +176,7 @@ process.on('message', (message: ToWorker) => {
           break;
         case 'exit':
           ioredis.disconnect();
+          for (const client of quorum ?? []) client.disconnect();
           nodeRedis.destroy();
           process.exit(0);
       }
