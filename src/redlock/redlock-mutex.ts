@@ -118,10 +118,11 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       if (await this.writeBackFence(fencingToken, replies, timeoutMs)) {
         return { outcome: { acquired: true, fencingToken, sentAt, sentAtWall }, split: false };
       }
-      await this.giveBackVotes(token, timeoutMs);
+      await this.giveBackVotes(token, timeoutMs, () => true);
       throw new QuorumError(this.name, 'acquire (fencing token write-back)', this.quorum, outcomes);
     }
-    await this.giveBackVotes(token, timeoutMs);
+    // Every node but those that said no: a node that did not answer (yet) may still take it.
+    await this.giveBackVotes(token, timeoutMs, (node) => outcomes[node]?.outcome !== 'held');
     if (counted.held < this.nodes.length - this.quorum + 1) {
       throw new QuorumError(this.name, 'acquire', this.quorum, outcomes);
     }
@@ -163,9 +164,21 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     return written.filter((r) => r.outcome === 'value').length >= this.quorum;
   }
 
-  /** Gives an attempt's partial votes back on every node, quietly (no release message: nothing was held). */
-  private async giveBackVotes(token: string, timeoutMs: number): Promise<void> {
-    await this.fanOut(fairRelease(this.keys, { token, skipUnreached: true }), timeoutMs, () => false, false);
+  /**
+   * Gives an attempt's partial votes back on the nodes `mayHold` names, quietly (no release message:
+   * nothing was held), and waits for their answers (within the per-node timeout).
+   */
+  private async giveBackVotes(
+    token: string,
+    timeoutMs: number,
+    mayHold: (node: number) => boolean,
+  ): Promise<void> {
+    const call = fairRelease(this.keys, { token, skipUnreached: true });
+    await fanOut(
+      this.nodes.length,
+      (node) => (mayHold(node) ? runScript(this.nodes[node] as ClientContext, call) : Promise.resolve(false)),
+      timeoutMs,
+    );
   }
 
   /**
