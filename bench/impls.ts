@@ -5,9 +5,13 @@
  */
 import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
 import type { Redis } from 'ioredis';
-import { Mutex as RedisSemaphoreMutex, Semaphore as RedisSemaphoreSemaphore } from 'redis-semaphore';
+import {
+  Mutex as RedisSemaphoreMutex,
+  RedlockMutex as RedisSemaphoreRedlockMutex,
+  Semaphore as RedisSemaphoreSemaphore,
+} from 'redis-semaphore';
 import NodeRedlock from 'redlock';
-import { createLock, IoredisAdapter } from 'redlock-universal';
+import { createLock, createRedlock, IoredisAdapter } from 'redlock-universal';
 import type { NodeRedisClient } from '../src/index.js';
 import { scripts } from '../src/protocol/scripts.js';
 import { luaLock, originalLock } from './book-locks.js';
@@ -30,6 +34,11 @@ export interface Clients {
   readonly nodeRedis: NodeRedisClient;
   /** ioredis in fail-fast mode (`enableOfflineQueue: false`, no retries per request), connected. */
   readonly ioredisFailFast: Redis;
+  /**
+   * One ioredis client per server of the Redlock cells (the first server and two more), when the
+   * run started them (`servers: 3` implementations).
+   */
+  readonly quorum: readonly Redis[] | undefined;
 }
 
 export interface ImplSpec {
@@ -43,6 +52,8 @@ export interface ImplSpec {
   readonly limit?: number;
   /** Runs only in the uncontended table (one process, 1,000 keys): it cannot wait for a lock. */
   readonly uncontendedOnly?: boolean;
+  /** How many independent Redis servers it locks across (3 for the Redlock cells; default 1). */
+  readonly servers?: 1 | 3;
   create(clients: Clients, key: string): LockUnderTest;
   /** Whether a command sent is one try at the lock (when the lock does not count tries itself). */
   isTry?(name: string, firstArg: string | undefined): boolean;
@@ -64,7 +75,7 @@ function locksmith(
   id: string,
   label: string,
   Kind: typeof lib.Mutex | typeof lib.FairMutex | typeof lib.Semaphore,
-  client: keyof Clients,
+  client: 'ioredis' | 'nodeRedis' | 'ioredisFailFast',
 ): ImplSpec {
   const limit = Kind === lib.Semaphore ? SEMAPHORE_LIMIT : 1;
   return {
@@ -118,7 +129,7 @@ type RedlockLike = {
 function redlockImpl(
   id: string,
   label: string,
-  make: (client: Redis) => RedlockLike,
+  make: (clients: Clients) => RedlockLike,
   tuned: boolean,
 ): ImplSpec {
   return {
@@ -127,7 +138,7 @@ function redlockImpl(
     family: 'peer',
     tuned,
     create(clients, key) {
-      const redlock = make(clients.ioredis);
+      const redlock = make(clients);
       let tries = 0;
       return {
         async acquire() {
@@ -147,6 +158,105 @@ function redlockImpl(
 }
 
 const oneMs = { retryCount: 100_000, retryDelay: 1, retryJitter: 0 };
+
+/** The clients of a Redlock cell's three servers (run.ts starts them for `servers: 3` implementations). */
+function quorumOf(clients: Clients): Redis[] {
+  if (!clients.quorum) throw new Error('a Redlock cell needs three servers (BENCH_REDLOCK_URLS)');
+  return [...clients.quorum];
+}
+
+/** redlock-universal on one server (`createLock`) or three (`createRedlock`), defaults or tuned. */
+function universalImpl(tuned: boolean, servers: 1 | 3): ImplSpec {
+  const retry = tuned ? { retryDelay: 1, retryAttempts: 10_000 } : {};
+  return {
+    id: `redlock-universal${servers === 3 ? '3' : ''}${tuned ? '-1ms' : ''}`,
+    label: `redlock-universal${servers === 3 ? ', 3 servers' : ''} (${tuned ? '1 ms retry' : 'defaults'})`,
+    family: 'peer',
+    tuned,
+    servers,
+    create(clients, key) {
+      const lock =
+        servers === 3
+          ? createRedlock({
+              adapters: quorumOf(clients).map((c) => new IoredisAdapter(c)),
+              key,
+              ttl: TTL_MS,
+              ...retry,
+            })
+          : createLock({ adapter: new IoredisAdapter(clients.ioredis), key, ttl: TTL_MS, ...retry });
+      return {
+        async acquire() {
+          const handle = await lock.acquire();
+          return () => lock.release(handle);
+        },
+      };
+    },
+    // redlock-universal tries with SET key value PX ttl NX (one per server).
+    isTry: (name) => name === 'set',
+  };
+}
+
+/** The Redlock implementations over three servers: Locksmith's and the peers', defaults and tuned. */
+const redlockCells: ImplSpec[] = [
+  {
+    id: 'locksmith-redlock-ioredis',
+    label: 'Locksmith RedlockMutex (ioredis, 3 servers)',
+    family: 'locksmith',
+    servers: 3,
+    create(clients, key) {
+      const lock = new lib.RedlockMutex(quorumOf(clients), key, { ttlMs: TTL_MS });
+      let tries = 0;
+      return {
+        async acquire() {
+          const lease = await lock.acquire();
+          tries += lease.attempts;
+          return () => lease.release();
+        },
+        tries: () => tries,
+      };
+    },
+  },
+  ...[false, true].flatMap((tuned): ImplSpec[] => [
+    {
+      ...redlockImpl(
+        tuned ? 'redlock3-1ms' : 'redlock3',
+        `redlock 5.0.0-beta.2, 3 servers (${tuned ? '1 ms retry' : 'defaults'})`,
+        (c) => new NodeRedlock(quorumOf(c), tuned ? oneMs : {}) as RedlockLike,
+        tuned,
+      ),
+      servers: 3,
+    },
+    {
+      ...redlockImpl(
+        tuned ? 'sesame3-1ms' : 'sesame3',
+        `@sesamecare-oss/redlock, 3 servers (${tuned ? '1 ms retry' : 'defaults'})`,
+        (c) => new SesameRedlock(quorumOf(c), tuned ? oneMs : {}) as unknown as RedlockLike,
+        tuned,
+      ),
+      servers: 3,
+    },
+    {
+      id: tuned ? 'redis-semaphore-redlock-1ms' : 'redis-semaphore-redlock',
+      label: `redis-semaphore RedlockMutex, 3 servers (${tuned ? '1 ms retry' : 'defaults'})`,
+      family: 'peer',
+      tuned,
+      servers: 3,
+      create(clients, key) {
+        const options = { lockTimeout: TTL_MS, ...(tuned ? { retryInterval: 1 } : {}) };
+        return {
+          async acquire() {
+            const mutex = new RedisSemaphoreRedlockMutex(quorumOf(clients), key, options);
+            await mutex.acquire();
+            return () => mutex.release();
+          },
+        };
+      },
+      // Its tries are one SET … NX per server: three commands per try.
+      isTry: (name) => name === 'set',
+    },
+    universalImpl(tuned, 3),
+  ]),
+];
 
 export const impls: readonly ImplSpec[] = [
   locksmith('locksmith-mutex-ioredis', 'Locksmith Mutex (ioredis)', lib.Mutex, 'ioredis'),
@@ -231,25 +341,25 @@ export const impls: readonly ImplSpec[] = [
   redlockImpl(
     'redlock',
     'redlock 5.0.0-beta.2 (defaults)',
-    (c) => new NodeRedlock([c]) as RedlockLike,
+    (c) => new NodeRedlock([c.ioredis]) as RedlockLike,
     false,
   ),
   redlockImpl(
     'redlock-1ms',
     'redlock 5.0.0-beta.2 (1 ms retry)',
-    (c) => new NodeRedlock([c], oneMs) as RedlockLike,
+    (c) => new NodeRedlock([c.ioredis], oneMs) as RedlockLike,
     true,
   ),
   redlockImpl(
     'sesame',
     '@sesamecare-oss/redlock (defaults)',
-    (c) => new SesameRedlock([c]) as unknown as RedlockLike,
+    (c) => new SesameRedlock([c.ioredis]) as unknown as RedlockLike,
     false,
   ),
   redlockImpl(
     'sesame-1ms',
     '@sesamecare-oss/redlock (1 ms retry)',
-    (c) => new SesameRedlock([c], oneMs) as unknown as RedlockLike,
+    (c) => new SesameRedlock([c.ioredis], oneMs) as unknown as RedlockLike,
     true,
   ),
   ...[false, true].map(
@@ -272,28 +382,6 @@ export const impls: readonly ImplSpec[] = [
       isTry: (name) => name === 'set',
     }),
   ),
-  ...[false, true].map(
-    (tuned): ImplSpec => ({
-      id: tuned ? 'redlock-universal-1ms' : 'redlock-universal',
-      label: `redlock-universal (${tuned ? '1 ms retry' : 'defaults'})`,
-      family: 'peer',
-      tuned,
-      create(clients, key) {
-        const lock = createLock({
-          adapter: new IoredisAdapter(clients.ioredis),
-          key,
-          ttl: TTL_MS,
-          ...(tuned ? { retryDelay: 1, retryAttempts: 10_000 } : {}),
-        });
-        return {
-          async acquire() {
-            const handle = await lock.acquire();
-            return () => lock.release(handle);
-          },
-        };
-      },
-      // redlock-universal tries with SET key value PX ttl NX.
-      isTry: (name) => name === 'set',
-    }),
-  ),
+  ...[false, true].map((tuned) => universalImpl(tuned, 1)),
+  ...redlockCells,
 ];

@@ -83,11 +83,16 @@ class Worker {
   }
 }
 
-function spawnWorker(url: string, cpuProfDir: string | undefined): Worker {
+function spawnWorker(url: string, redlockUrls: string[], cpuProfDir: string | undefined): Worker {
   const child = fork(join(here, 'worker.ts'), [], {
     execArgv: ['--import', 'tsx'],
     // --cpu-prof-dir=DIR: each worker profiles each contended cell's measured window (worker.ts).
-    env: { ...process.env, BENCH_REDIS_URL: url, ...(cpuProfDir ? { BENCH_CPU_PROF_DIR: cpuProfDir } : {}) },
+    env: {
+      ...process.env,
+      BENCH_REDIS_URL: url,
+      ...(redlockUrls.length > 0 ? { BENCH_REDLOCK_URLS: redlockUrls.join(',') } : {}),
+      ...(cpuProfDir ? { BENCH_CPU_PROF_DIR: cpuProfDir } : {}),
+    },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   return new Worker(child);
@@ -160,7 +165,7 @@ export interface Cell {
 
 async function runCell(
   workers: Worker[],
-  admin: Redis,
+  admins: readonly Redis[],
   spec: ImplSpec,
   clients: number,
   csMs: number,
@@ -178,13 +183,20 @@ async function runCell(
   for (const w of used) w.send({ type: 'go', warmFrom, startAt, endAt });
   // Server-side counters start with the measured window (the workers' warm-up runs before it).
   await sleep(Math.max(0, startAt - Date.now()));
-  await admin.config('RESETSTAT');
-  const redisCpuBefore = await redisCpuUs(admin);
+  // A Redlock cell's commands and Redis CPU are those of its three servers together.
+  const servers = admins.slice(0, spec.servers ?? 1);
+  for (const admin of servers) await admin.config('RESETSTAT');
+  const redisCpuBefore = await sumOver(servers, redisCpuUs);
   const jiffiesBefore = machineJiffies();
   const results: CellResult[] = [];
   for (const w of used) results.push((await w.next('result')).result);
-  const commands = await commandCalls(admin);
-  const redisCpu = (await redisCpuUs(admin)) - redisCpuBefore;
+  const commands: Record<string, number> = {};
+  for (const admin of servers) {
+    for (const [name, calls] of Object.entries(await commandCalls(admin))) {
+      commands[name] = (commands[name] ?? 0) + calls;
+    }
+  }
+  const redisCpu = (await sumOver(servers, redisCpuUs)) - redisCpuBefore;
   const jiffiesAfter = machineJiffies();
   const busyShare = (jiffiesAfter.busy - jiffiesBefore.busy) / (jiffiesAfter.total - jiffiesBefore.total);
 
@@ -238,6 +250,12 @@ async function runCell(
     cpuUsPerAcquisition: { clients: sum((r) => r.cpuUs) / n, redis: redisCpu / n },
     machineBusyCores: busyShare * cpus().length,
   };
+}
+
+async function sumOver(admins: readonly Redis[], read: (admin: Redis) => Promise<number>): Promise<number> {
+  let sum = 0;
+  for (const admin of admins) sum += await read(admin);
+  return sum;
 }
 
 function redisBenchmark(server: { host: string; port: number }, requests: number): number | undefined {
@@ -306,8 +324,17 @@ async function main(): Promise<void> {
   const target = { host: parsed.hostname || '127.0.0.1', port: Number(parsed.port || 6379) };
   const admin = new Redis(url);
   const selected = impls.filter((s) => !config.only || config.only.test(s.id));
+  // The Redlock cells lock across three servers: this one and two more, started here.
+  const extraServers: RedisServer[] = [];
+  if (selected.some((s) => s.servers === 3)) {
+    for (let i = 0; i < 2; i += 1) extraServers.push(await startRedis());
+  }
+  const redlockUrls = extraServers.length > 0 ? [url, ...extraServers.map((s) => s.url)] : [];
+  const admins = [admin, ...extraServers.map((s) => new Redis(s.url))];
   const maxClients = Math.max(...config.clientCounts);
-  const workers = Array.from({ length: maxClients }, () => spawnWorker(url as string, config.cpuProfDir));
+  const workers = Array.from({ length: maxClients }, () =>
+    spawnWorker(url as string, redlockUrls, config.cpuProfDir),
+  );
   try {
     for (const w of workers) await w.next('ready');
     const serverInfo = await admin.info('server');
@@ -334,7 +361,7 @@ async function main(): Promise<void> {
           cellNo += 1;
           const cell = await runCell(
             workers,
-            admin,
+            admins,
             spec,
             clients,
             csMs,
@@ -359,7 +386,10 @@ async function main(): Promise<void> {
       roundTripsPerCycle: number;
       errors: number;
     }[] = [];
-    const multiKeyImpls = selected.filter((s) => !s.tuned && (!config.quick || s.family === 'locksmith'));
+    // Not the Redlock cells: their 1,000 keys would be spread over three servers.
+    const multiKeyImpls = selected.filter(
+      (s) => !s.tuned && (s.servers ?? 1) === 1 && (!config.quick || s.family === 'locksmith'),
+    );
     for (const spec of multiKeyImpls) {
       const w = workers[0] as Worker;
       w.send({
@@ -397,8 +427,9 @@ async function main(): Promise<void> {
     for (const w of workers) {
       if (w.child.connected) w.send({ type: 'exit' });
     }
-    admin.disconnect();
+    for (const a of admins) a.disconnect();
     await server?.stop();
+    for (const extra of extraServers) await extra.stop();
   }
 }
 

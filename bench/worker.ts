@@ -34,7 +34,13 @@ await new Promise((resolve) => ioredisFailFast.once('ready', resolve));
 countIoRedis(ioredis);
 countIoRedis(ioredisFailFast);
 countNodeRedis(nodeRedis);
-const clients = { ioredis, nodeRedis, ioredisFailFast };
+// The Redlock cells' servers (this one first), when the run started them.
+const quorum = process.env.BENCH_REDLOCK_URLS?.split(',').map((u) => {
+  const client = new Redis(u, { maxRetriesPerRequest: null });
+  client.on('error', () => {});
+  return client;
+});
+const clients = { ioredis, nodeRedis, ioredisFailFast, quorum };
 
 const send = (message: ToParent) => process.send?.(message);
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -191,6 +197,7 @@ process.on('message', (message: ToWorker) => {
         case 'exit':
           ioredis.disconnect();
           ioredisFailFast.disconnect();
+          for (const client of quorum ?? []) client.disconnect();
           nodeRedis.destroy();
           process.exit(0);
       }

@@ -10,6 +10,7 @@ export type LockErrorCode =
   | 'LOCK_LOST'
   | 'NOT_HELD'
   | 'PERMITS_OVER_LIMIT'
+  | 'NO_QUORUM'
   | 'UNSUPPORTED_CLIENT'
   | 'UNSUPPORTED_SERVER'
   | 'CLIENT_CLOSED'
@@ -120,6 +121,54 @@ export class PermitsOverLimitError extends LockError {
       `Semaphore "${lockName}" cannot grant ${permits} permits: its limit is now ${limit} (setLimit)`,
     );
   }
+}
+
+/** What one node of a Redlock quorum did with one request. */
+export type NodeOutcome =
+  /** The request succeeded there (the lock taken, extended, released or read). */
+  | { readonly node: number; readonly outcome: 'won' }
+  /** The node answered no: someone else holds the lock there (or our token is not there). */
+  | { readonly node: number; readonly outcome: 'held' }
+  /** The node failed (connection refused or reset, a Redis error). */
+  | { readonly node: number; readonly outcome: 'error'; readonly error: unknown }
+  /** No reply within the per-node timeout (`nodeTimeoutMs`). */
+  | { readonly node: number; readonly outcome: 'timed-out' }
+  /** Not answered yet when the outcome was already decided by the other nodes. */
+  | { readonly node: number; readonly outcome: 'pending' };
+
+/**
+ * A Redlock request could not reach a quorum (⌊N/2⌋+1 nodes) because nodes failed or did not answer
+ * in time; `nodes` says what each one did. Contention is not this error (`acquire()` waits,
+ * `tryAcquire()` resolves `null`). Whatever the attempt took was released on every node.
+ * `acquire()` retries it while it has time and rejects with the last one.
+ */
+export class QuorumError extends LockError {
+  override readonly name = 'QuorumError';
+  constructor(
+    readonly lockName: string,
+    /** What was asked of the nodes: `acquire`, `extend`, `release` or `inspect`. */
+    readonly operation: string,
+    readonly quorum: number,
+    readonly nodes: readonly NodeOutcome[],
+  ) {
+    const described = nodes
+      .map((n) => `node ${n.node} ${n.outcome}${n.outcome === 'error' ? ` (${errorText(n.error)})` : ''}`)
+      .join(', ');
+    super(
+      'NO_QUORUM',
+      `Redlock "${lockName}": ${operation} reached no quorum (${quorum} of ${nodes.length} nodes needed): ${described}`,
+      { cause: nodes.find((n) => n.outcome === 'error')?.error },
+    );
+  }
+}
+
+/** Whether an attempt's error may go away by itself (retried while the caller has time). */
+export function isRetryable(error: unknown): boolean {
+  return !(error instanceof LockError) || error instanceof QuorumError;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** The object passed as a Redis client is neither ioredis nor node-redis. */

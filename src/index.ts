@@ -24,8 +24,10 @@ export {
   LockLostError,
   type LockLostReason,
   LockTimeoutError,
+  type NodeOutcome,
   NotHeldError,
   PermitsOverLimitError,
+  QuorumError,
   RedisCommandError,
   RedisUnavailableError,
   TooManyAttemptsError,
@@ -45,9 +47,11 @@ export {
   type AcquireOptions,
   defaultFairLockOptions,
   defaultLockOptions,
+  defaultRedlockOptions,
   defaultSemaphoreOptions,
   type FairLockOptions,
   type LockOptions,
+  type RedlockOptions,
   type SemaphoreAcquireOptions,
   type SemaphoreOptions,
   type SemaphoreTryAcquireOptions,
@@ -60,3 +64,4 @@ export { Semaphore } from './primitives/semaphore.js';
 export type { FairLockState } from './protocol/fair-mutex.js';
 export type { LockState } from './protocol/lock-state.js';
 export type { SemaphoreHolder, SemaphoreState } from './protocol/semaphore.js';
+export { RedlockMutex, type RedlockState } from './redlock/redlock-mutex.js';

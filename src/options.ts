@@ -100,6 +100,21 @@ export interface SemaphoreOptions extends FairLockOptions {
   permits: number;
 }
 
+/**
+ * How a RedlockMutex behaves: the Mutex's options, and how long one node may take to answer. Its
+ * defaults differ in one place: `retryDelayMs` is 250, since a waiter that found a quorum held by
+ * the partial votes of other contenders (released without a message) must look again by itself.
+ */
+export interface RedlockOptions extends LockOptions {
+  /**
+   * How long one node may take to answer one request, in milliseconds, before it counts as not
+   * answering (far below the TTL, so a slow node cannot eat the lease's validity). Capped at a third
+   * of each call's `ttlMs`.
+   * @default 50
+   */
+  nodeTimeoutMs: number;
+}
+
 /** Per-call overrides for `acquire()` / `tryAcquire()` / `using()`. */
 export interface AcquireOptions
   extends Partial<
@@ -125,6 +140,12 @@ export const defaultLockOptions: Readonly<LockOptions> = Object.freeze({
 export const defaultFairLockOptions: Readonly<FairLockOptions> = Object.freeze({
   ...defaultLockOptions,
   waiterTtlMs: 30_000,
+});
+
+export const defaultRedlockOptions: Readonly<RedlockOptions> = Object.freeze({
+  ...defaultLockOptions,
+  retryDelayMs: 250,
+  nodeTimeoutMs: 50,
 });
 
 /** Per-call overrides for a Semaphore's `acquire()` / `using()`: the lock's, and `permits`. */
@@ -178,6 +199,8 @@ const semaphoreChecks: Checks<SemaphoreOptions> = {
   permits: (n, v) => checkCount(n, v, { min: 1 }),
 };
 
+const redlockChecks: Checks<RedlockOptions> = { ...lockChecks, nodeTimeoutMs: (n, v) => checkMs(n, v) };
+
 function checkFields<T extends object>(given: Partial<T>, table: Partial<Checks<T>>): void {
   for (const [key, value] of Object.entries(given)) {
     if (value === undefined) continue;
@@ -193,6 +216,11 @@ export function resolveLockOptions(options: unknown): Readonly<LockOptions> {
 /** Checks a FairMutex's options and merges them over the defaults into a new frozen object. */
 export function resolveFairLockOptions(options: unknown): Readonly<FairLockOptions> {
   return resolveOptions(options, defaultFairLockOptions, fairLockChecks);
+}
+
+/** Checks a RedlockMutex's options and merges them over the defaults into a new frozen object. */
+export function resolveRedlockOptions(options: unknown): Readonly<RedlockOptions> {
+  return resolveOptions(options, defaultRedlockOptions, redlockChecks);
 }
 
 /**

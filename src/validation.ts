@@ -177,3 +177,23 @@ export function checkOptionsObject<T extends object>(
   }
   return value as Partial<T>;
 }
+
+/**
+ * The clients of a Redlock quorum: a non-empty array of distinct objects (the same client twice
+ * would count one server twice toward the quorum). Whether each is a supported client is checked
+ * by the adapters, next.
+ */
+export function checkClientList(name: string, value: unknown): readonly unknown[] {
+  if (!Array.isArray(value)) fail(TypeError, name, 'an array of Redis clients, one per server', value);
+  if (value.length === 0) fail(RangeError, name, 'at least one Redis client', value);
+  const seen = new Set<unknown>();
+  value.forEach((client, i) => {
+    if (seen.has(client)) {
+      throw new RangeError(
+        `Expected \`${name}\` to hold one client per server, got the same client twice (at ${value.indexOf(client)} and ${i})`,
+      );
+    }
+    seen.add(client);
+  });
+  return value;
+}

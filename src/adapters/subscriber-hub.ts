@@ -33,10 +33,21 @@ interface ChannelState {
 export type MessageFilter = (message: string) => boolean;
 
 /**
+ * One waiter's latch: whether a message came since it last waited, and how to wake it. The hub's
+ * watches are latches; a watch over several hubs (a Redlock quorum's) keeps one of its own.
+ */
+export interface MessageLatch {
+  accept: MessageFilter | undefined;
+  pending: boolean;
+  message: string | undefined;
+  wake: (() => void) | undefined;
+}
+
+/**
  * One waiter's watch: the hub's entry for it and the waiter's handle in one object (a class, not a
  * literal with a getter and closures: one is made per waiting acquisition).
  */
-class Watch implements ChannelWatch {
+class Watch implements ChannelWatch, MessageLatch {
   pending = false;
   message: string | undefined = undefined;
   wake: (() => void) | undefined = undefined;
@@ -190,8 +201,9 @@ export class SubscriberHub {
   }
 }
 
-function waitForMessage(
-  watcher: Watch,
+/** Waits on a latch for a message (or one that already came), at most `timeoutMs`. */
+export function waitForMessage(
+  watcher: MessageLatch,
   timeoutMs: number,
   signal: AbortSignal | undefined,
 ): Promise<'message' | 'timeout'> {

@@ -1,9 +1,17 @@
-import type { ChannelWatch, MessageFilter, SubscriberHub } from '../adapters/subscriber-hub.js';
+import type { ChannelWatch } from '../adapters/subscriber-hub.js';
 import type { Clock } from '../clock.js';
-import { LockError, LockTimeoutError, RedisUnavailableError, TooManyAttemptsError } from '../errors.js';
+import {
+  isRetryable,
+  LockError,
+  LockTimeoutError,
+  QuorumError,
+  RedisUnavailableError,
+  TooManyAttemptsError,
+} from '../errors.js';
 import { emitLockEvent } from '../events.js';
 import { nextWaitMs, timerDelayMs } from '../timing.js';
 import { grantValidityLeftMs } from './grant-lease.js';
+import { type WakeChannel, watch as watchChannels, watchIfActive } from './wake.js';
 
 /** What one attempt at a lock tells: we got it, or how long the holder still has. */
 export type AttemptOutcome =
@@ -55,12 +63,11 @@ export interface AttemptPlan {
 
 export interface AcquisitionPlan extends AttemptPlan {
   /**
-   * The release channel to wake on, and the hub that carries it (undefined: timed waits only);
-   * `accept`, when given, picks the messages that wake this waiter.
+   * The release channels to wake on, each with the hub that carries it (one; a Redlock quorum has
+   * one per node; undefined: timed waits only); each `accept`, when given, picks the messages that
+   * wake this waiter.
    */
-  readonly wake:
-    | { readonly hub: SubscriberHub; readonly channel: string; readonly accept?: MessageFilter }
-    | undefined;
+  readonly wake: readonly WakeChannel[] | undefined;
   readonly timeoutMs: number;
   readonly retries: number;
   readonly retryDelayMs: number;
@@ -105,7 +112,7 @@ const POLL_MAX_MS = 250;
  *
  * `retries` counts attempts that found the lock held after a real wait: the attempt right after
  * subscribing, renewals and hand-off wake-ups are free. Errors: a `LockError` is
- * never retried (it says what to do). Anything else is transient and retried while time is left;
+ * never retried (it says what to do), except a `QuorumError` (nodes of a Redlock quorum failed). Anything else is transient and retried while time is left;
  * if the caller's time or retries run out while the last attempt failed that way, the rejection is
  * `RedisUnavailableError` (cause: the last error). An attempt unanswered for a TTL is abandoned (it
  * can never yield a usable lease). With no deadline, Redis unreachable for longer than one TTL
@@ -126,7 +133,7 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
   let lastError: unknown;
   let lastFailed = false;
   let failingSince: number | undefined;
-  let watch: ChannelWatch | undefined = plan.wake?.hub.watchIfActive(plan.wake.channel, plan.wake.accept);
+  let watch: ChannelWatch | undefined = plan.wake ? watchIfActive(plan.wake) : undefined;
   let subscribeFailed = false;
   let pollMs = POLL_FIRST_MS;
 
@@ -151,7 +158,7 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
         failingSince = undefined;
       } else {
         if (settled.kind === 'error') {
-          if (settled.error instanceof LockError || signal?.aborted) throw settled.error;
+          if (!isRetryable(settled.error) || signal?.aborted) throw settled.error;
           lastError = settled.error;
         } else if (callerTimeRunsOutFirst || clock.now() >= deadline) {
           // The caller's time ran out (a timer may fire a hair before the clock reads the deadline:
@@ -195,8 +202,7 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
       // Subscribe once the lock was seen held (not while Redis is failing: that would only open a
       // subscriber connection to a server that cannot be reached).
       if (!watch && plan.wake && !subscribeFailed && !lastFailed) {
-        const hub = plan.wake.hub;
-        const watching = hub.watch(plan.wake.channel, plan.wake.accept);
+        const watching = watchChannels(plan.wake);
         const subscribed = await settleBefore(
           watching,
           Math.min(deadline, clock.now() + plan.ttlMs),
@@ -321,8 +327,15 @@ function known(outcome: AttemptOutcome): Settled<AttemptOutcome> {
   return { kind: 'value', value: outcome };
 }
 
-function unavailable(plan: AttemptPlan, detail: string, lastError: unknown): RedisUnavailableError {
-  return new RedisUnavailableError(plan.name, detail, { cause: lastError });
+/** The rejection when Redis could not be reached; a quorum that could not be (Redlock) says per node why. */
+function unavailable(
+  plan: AttemptPlan,
+  detail: string,
+  lastError: unknown,
+): RedisUnavailableError | QuorumError {
+  return lastError instanceof QuorumError
+    ? lastError
+    : new RedisUnavailableError(plan.name, detail, { cause: lastError });
 }
 
 function timeout(plan: AcquisitionPlan, attempts: number, cause: unknown): LockTimeoutError {

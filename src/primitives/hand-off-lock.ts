@@ -63,7 +63,7 @@ export abstract class HandOffLock<Options extends LockOptions, State extends Loc
     const queues = mode === 'wait' && (options.wakeOnRelease || !this.policy.barging);
     return {
       attempt: () => queuedAttempt(waiter, placeOptions, queues ? deadline : undefined, send),
-      wake: { hub: this.hub(), channel: this.grantedChannel, accept: (message) => waiter.hear(message) },
+      wake: [{ hub: this.hub(), channel: this.grantedChannel, accept: (message) => waiter.hear(message) }],
       // The message is the grant itself: hearing it is not another attempt.
       wakeUpIsRetry: false,
       mayHaveLeftState: () => true,

@@ -1,4 +1,3 @@
-import type { MessageFilter, SubscriberHub } from '../adapters/subscriber-hub.js';
 import { LockLostError } from '../errors.js';
 import type { Lease, LeaseBackend } from '../lease/lease.js';
 import {
@@ -15,6 +14,7 @@ import { newToken } from '../token.js';
 import { checkFunction, checkToken, checkTtlMs } from '../validation.js';
 import { type AcquisitionPlan, type AttemptOutcome, acquireWithWaiting, attemptOnce } from './acquisition.js';
 import { type Granted, grantLease } from './grant-lease.js';
+import type { WakeChannel } from './wake.js';
 
 /** The work `using()` runs while holding the lock. */
 export type LockedWork<T> = (signal: AbortSignal, lease: Lease) => T | Promise<T>;
@@ -38,13 +38,11 @@ export interface AttemptHooks {
    * hand-off), that outcome as is.
    */
   attempt(): AttemptOutcome | Promise<AttemptOutcome>;
-  /** Where a release or hand-off wakes this call (`wait` mode with `wakeOnRelease` only). */
-  readonly wake?: {
-    readonly hub: SubscriberHub;
-    readonly channel: string;
-    /** Picks the messages meant for this call (default: every message on the channel). */
-    readonly accept?: MessageFilter;
-  };
+  /**
+   * Where a release or hand-off wakes this call (`wait` mode with `wakeOnRelease` only): one channel
+   * on one client, or one per node of a quorum (a message on any of them wakes the call).
+   */
+  readonly wake?: readonly WakeChannel[];
   /** Whether an attempt after a wake-up counts against `retries` (false when the message is the grant). */
   readonly wakeUpIsRetry: boolean;
   /** Whether an attempt may have left state in Redis (a queue place) to clean up. */

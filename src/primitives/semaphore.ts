@@ -92,7 +92,7 @@ export class Semaphore extends ScriptedLock<SemaphoreOptions, SemaphoreState, Se
         queuedAttempt(waiter, options, mode === 'wait' ? deadline : undefined, (entryTtlMs) =>
           this.send(token, options, entryTtlMs),
         ),
-      wake: { hub: this.hub(), channel: this.grantedChannel, accept: (message) => waiter.hear(message) },
+      wake: [{ hub: this.hub(), channel: this.grantedChannel, accept: (message) => waiter.hear(message) }],
       // The message is the grant itself: hearing it is not another attempt.
       wakeUpIsRetry: false,
       mayHaveLeftState: () => true,

@@ -69,15 +69,17 @@ export function fairAcquire(
  * Releases the lock held by `token`, handing it to the oldest live waiter, or removes `token` from
  * the queue. True when `token` held the lock (or released it last: a re-sent release).
  * `skipUnreached`: a waiter whose hand-off message reached no subscriber is skipped (Mutex).
+ * `releasedChannel`: where to announce that the release freed the lock with nobody to hand it to
+ * (waiters that do not queue listen there: a Redlock quorum's); none when omitted.
  */
 export function fairRelease(
   keys: LockKeys,
-  params: { readonly token: string; readonly skipUnreached: boolean },
+  params: { readonly token: string; readonly skipUnreached: boolean; readonly releasedChannel?: string },
 ): ScriptCall<boolean> {
   return scriptCall(
     scripts.fairRelease,
     [...queueKeys(keys), keys.lastReleased],
-    [params.token, params.skipUnreached ? '1' : '0'],
+    [params.token, params.skipUnreached ? '1' : '0', params.releasedChannel ?? ''],
     (reply) => asInteger('fair-release', reply) === 1,
   );
 }

@@ -38,6 +38,11 @@ export interface LockKeys {
   readonly waiting: string;
   /** Prefix of the channels hand-offs are announced on (one per client: `…:granted:<id>`). */
   readonly grantedChannelPrefix: string;
+  /**
+   * Where a release that frees the lock with nobody queued is announced, when the releaser asks for
+   * it (a Redlock quorum's waiters do not queue; they listen here on every node).
+   */
+  readonly releasedChannel: string;
 }
 
 export function lockKeys(prefix: string, name: string): LockKeys {
@@ -49,6 +54,7 @@ export function lockKeys(prefix: string, name: string): LockKeys {
     queue: `${base}:queue`,
     waiting: `${base}:waiting`,
     grantedChannelPrefix: `${base}:granted:`,
+    releasedChannel: `${base}:released`,
   });
 }
 

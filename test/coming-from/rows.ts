@@ -361,7 +361,7 @@ const definedRows = [
     youUsed: '**node-redlock** `redlock.acquire([resource], duration)`',
     snippets: { acquire: ({ mutex, duration }) => mutex.acquire({ ttlMs: duration, autoExtend: false, retries: 10, retryDelayMs: 200 }) },
     inLocksmith: (c) =>
-      `${c.acquire}: not extended, and node-redlock's defaults (11 attempts 200 ms apart, then \`TooManyAttemptsError\`). Without \`retries\` and \`retryDelayMs\` a waiter is handed the lock by the release and waits up to \`timeoutMs\` (10 s). One Redis: multi-master Redlock is planned.`,
+      `${c.acquire}: not extended, and node-redlock's defaults (11 attempts 200 ms apart, then \`TooManyAttemptsError\`). Without \`retries\` and \`retryDelayMs\` a waiter is handed the lock by the release and waits up to \`timeoutMs\` (10 s). Across several Redis servers: \`new RedlockMutex([a, b, c], resource, …)\`, the same options.`,
     async check(s, env) {
       const resource = env.name();
       const mutex = new Mutex(env.client, resource);

@@ -11,6 +11,7 @@ import {
   Mutex,
   type RedisClient,
   RedisExpLock,
+  RedlockMutex,
   releaseLock,
   Semaphore,
   UnsupportedClientError,
@@ -132,6 +133,31 @@ const cases: Case[] = [
   ['Semaphore setLimit(0)', (c) => new Semaphore(c, 'x', { limit: 2 }).setLimit(0), RangeError],
   ['Semaphore setLimit(1.5)', (c) => new Semaphore(c, 'x', { limit: 2 }).setLimit(1.5), RangeError],
   ['permits given to a Mutex', (c) => new Mutex(c, 'x').acquire({ permits: 2 } as object), TypeError],
+  [
+    'RedlockMutex without a client list',
+    (c) => new RedlockMutex(c as unknown as RedisClient[], 'x'),
+    TypeError,
+  ],
+  ['RedlockMutex with no clients', () => new RedlockMutex([], 'x'), RangeError],
+  ['RedlockMutex with the same client twice', (c) => new RedlockMutex([c, c], 'x'), RangeError],
+  [
+    'RedlockMutex with a non-client',
+    (c) => new RedlockMutex([c, {} as RedisClient], 'x'),
+    UnsupportedClientError,
+  ],
+  ['RedlockMutex with an empty name', (c) => new RedlockMutex([c], ''), RangeError],
+  ['RedlockMutex with nodeTimeoutMs 0', (c) => new RedlockMutex([c], 'x', { nodeTimeoutMs: 0 }), RangeError],
+  [
+    'RedlockMutex with a string nodeTimeoutMs',
+    (c) => new RedlockMutex([c], 'x', { nodeTimeoutMs: '50' as unknown as number }),
+    TypeError,
+  ],
+  ['RedlockMutex acquire with ttlMs 3', (c) => new RedlockMutex([c], 'x').acquire({ ttlMs: 3 }), RangeError],
+  [
+    'RedlockMutex nodeTimeoutMs on a call',
+    (c) => new RedlockMutex([c], 'x').acquire({ nodeTimeoutMs: 5 } as object),
+    TypeError,
+  ],
 ];
 
 for (const kind of clientKinds) {

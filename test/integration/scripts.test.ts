@@ -56,3 +56,14 @@ test('every SHA1 is what SCRIPT LOAD returns', async () => {
     assert.equal(reply.split('\r\n')[1], script.sha1, script.name);
   }
 });
+
+test('raise-fence raises a counter to a floor and never lowers it', async () => {
+  const key = 'locksmith:{raise}:fence';
+  const run = async (floor: string) =>
+    (await server.command('EVAL', scripts.raiseFence.source, '1', key, floor)).trim();
+  assert.equal(await run('7'), ':7', 'a missing counter is raised');
+  assert.equal((await server.command('GET', key)).split('\r\n')[1], '7');
+  assert.equal(await run('3'), ':7', 'a lower floor changes nothing');
+  assert.equal(await run('6000000000000123'), ':6000000000000123', 'exact above 2^52');
+  assert.equal((await server.command('GET', key)).split('\r\n')[1], '6000000000000123');
+});

@@ -139,7 +139,7 @@ describe('acquireWithWaiting', () => {
     const acquiring = acquireWithWaiting(
       plan({
         retries: 1,
-        wake: { hub, channel: 'c' },
+        wake: [{ hub, channel: 'c' }],
         attempt: async () => {
           calls += 1;
           return calls < 3 ? held : granted;
@@ -157,7 +157,7 @@ describe('acquireWithWaiting', () => {
     const acquiring = acquireWithWaiting(
       plan({
         retries: 1,
-        wake: { hub, channel: 'c' },
+        wake: [{ hub, channel: 'c' }],
         wakeUpIsRetry: false,
         attempt: async () => {
           calls += 1;
@@ -296,7 +296,7 @@ describe('acquireWithWaiting', () => {
     try {
       await acquireWithWaiting(
         plan({
-          wake: { hub, channel: 'c' },
+          wake: [{ hub, channel: 'c' }],
           attempt: async () => {
             calls += 1;
             return calls < 5 ? held : granted;

@@ -29,9 +29,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   adapters: ['foundation', 'protocol'],
   lease: ['foundation'],
   primitives: ['foundation', 'protocol', 'adapters', 'lease'],
+  redlock: ['foundation', 'protocol', 'adapters', 'lease', 'primitives'],
   fencing: ['foundation', 'protocol', 'adapters'],
   compat: ['foundation', 'primitives', 'lease', 'adapters'],
-  index: ['foundation', 'protocol', 'adapters', 'lease', 'primitives', 'compat', 'fencing'],
+  index: ['foundation', 'protocol', 'adapters', 'lease', 'primitives', 'redlock', 'compat', 'fencing'],
 };
 
 /** The only adapter modules code outside adapters/ may name (the client libraries stay behind them). */

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { defaultLockOptions, resolveAcquireOptions, resolveLockOptions } from '../../src/options.js';
+import {
+  defaultLockOptions,
+  defaultRedlockOptions,
+  resolveAcquireOptions,
+  resolveLockOptions,
+  resolveRedlockOptions,
+} from '../../src/options.js';
 
 describe('lock options', () => {
   test('defaults are frozen and documented values', () => {
@@ -18,6 +24,20 @@ describe('lock options', () => {
     assert.ok(Object.isFrozen(resolved));
     assert.equal(resolved.ttlMs, 5000);
     assert.equal(resolved.timeoutMs, 10_000);
+  });
+
+  test('RedlockMutex options: the lock options, nodeTimeoutMs 50 and a 250 ms retry delay by default', () => {
+    assert.ok(Object.isFrozen(defaultRedlockOptions));
+    assert.equal(defaultRedlockOptions.nodeTimeoutMs, 50);
+    assert.equal(defaultRedlockOptions.retryDelayMs, 250);
+    assert.equal(defaultRedlockOptions.ttlMs, defaultLockOptions.ttlMs);
+    const mine = { nodeTimeoutMs: 20, ttlMs: 1000 };
+    const resolved = resolveRedlockOptions(mine);
+    assert.deepEqual(mine, { nodeTimeoutMs: 20, ttlMs: 1000 });
+    assert.ok(Object.isFrozen(resolved));
+    assert.equal(resolved.nodeTimeoutMs, 20);
+    assert.throws(() => resolveRedlockOptions({ nodeTimeoutMs: -1 }), RangeError);
+    assert.throws(() => resolveLockOptions({ nodeTimeoutMs: 20 }), /Unknown option `nodeTimeoutMs`/);
   });
 
   test('undefined fields fall back to the defaults', () => {

@@ -18,6 +18,7 @@ import {
   fairRelease,
 } from '../../src/protocol/fair-mutex.js';
 import { fencedWriteCall } from '../../src/protocol/fenced-write.js';
+import { raiseFence } from '../../src/protocol/fencing-counter.js';
 import { lockKeys } from '../../src/protocol/keys.js';
 import { scripts } from '../../src/protocol/scripts.js';
 import { serverCheck } from '../../src/protocol/server-check.js';
@@ -38,9 +39,10 @@ const calls = {
     barging: true,
   }),
   fairExtend: fairExtend(keys, { token, ttlMs: 1000 }),
-  fairRelease: fairRelease(keys, { token, skipUnreached: true }),
+  fairRelease: fairRelease(keys, { token, skipUnreached: true, releasedChannel: keys.releasedChannel }),
   fairInspect: fairInspect(keys),
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
+  raiseFence: raiseFence(keys, { atLeast: 1_700_000_000_000_123 }),
   serverCheck: serverCheck('p:probe'),
   ...semaphoreCalls(keys, token),
 };
@@ -76,7 +78,12 @@ describe('typed script calls', () => {
       keys.waiting,
       keys.lastReleased,
     ]);
-    assert.deepEqual(calls.fairRelease.args, [token, '1']);
+    assert.deepEqual(calls.fairRelease.args, [token, '1', keys.releasedChannel]);
+    assert.deepEqual(fairRelease(keys, { token, skipUnreached: false }).args, [token, '0', ''], 'no channel');
+    assert.deepEqual(calls.raiseFence.keys, [keys.fence]);
+    assert.deepEqual(calls.raiseFence.args, ['1700000000000123']);
+    assert.equal(calls.raiseFence.decode(1_700_000_000_000_124), 1_700_000_000_000_124);
+    assert.throws(() => raiseFence(keys, { atLeast: 2 ** 53 }), /safe non-negative integer/);
     assert.deepEqual(calls.fencedWrite.keys, ['r', 'r:fence']);
     assert.deepEqual(calls.fencedWrite.args, ['7', 'v']);
   });

@@ -1,0 +1,21 @@
+/** Typed call of raise-fence.lua: the fencing counter of a lock, raised to a floor. */
+import { type ScriptCall, scriptCall } from './call.js';
+import type { LockKeys } from './keys.js';
+import { asInteger } from './replies.js';
+import { scripts } from './scripts.js';
+
+/**
+ * Raises the lock's fencing counter to at least `atLeast` (never lowers it); resolves with the
+ * counter afterwards. A Redlock quorum writes its token back to a quorum of nodes with it.
+ */
+export function raiseFence(
+  keys: Pick<LockKeys, 'fence'>,
+  params: { readonly atLeast: number },
+): ScriptCall<number> {
+  if (!Number.isSafeInteger(params.atLeast) || params.atLeast < 0) {
+    throw new Error(`raise-fence takes a safe non-negative integer, was given ${params.atLeast}`);
+  }
+  return scriptCall(scripts.raiseFence, [keys.fence], [String(params.atLeast)], (reply) =>
+    asInteger('raise-fence', reply),
+  );
+}

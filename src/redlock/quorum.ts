@@ -1,0 +1,80 @@
+/**
+ * The pure rules of a Redlock quorum: its size, when a fan-out is decided, how long until a quorum
+ * can be free, and the back-off after a split vote. No I/O: unit-tested with plain numbers.
+ */
+import type { NodeOutcome } from '../errors.js';
+
+/** ⌊N/2⌋ + 1: any two quorums of N nodes share at least one node. */
+export function quorumSize(nodes: number): number {
+  return Math.floor(nodes / 2) + 1;
+}
+
+/** How many nodes answered each way so far. */
+export interface Tally {
+  readonly won: number;
+  readonly held: number;
+  /** Errors and timeouts: nodes that could not be asked. */
+  readonly failed: number;
+}
+
+export function tally(outcomes: readonly NodeOutcome[]): Tally {
+  let won = 0;
+  let held = 0;
+  let failed = 0;
+  for (const { outcome } of outcomes) {
+    if (outcome === 'won') won += 1;
+    else if (outcome === 'held') held += 1;
+    else if (outcome === 'error' || outcome === 'timed-out') failed += 1;
+  }
+  return { won, held, failed };
+}
+
+/**
+ * What a fan-out to `nodes` nodes has settled, given the answers so far: `won` once a quorum said
+ * yes; `held` once so many said no that no quorum can say yes (contention: someone else holds it);
+ * `no-quorum` once failures (with the noes) leave too few nodes for a quorum; `open` while the
+ * nodes still to answer could tip it either way.
+ */
+export function verdict(t: Tally, nodes: number): 'won' | 'held' | 'no-quorum' | 'open' {
+  const quorum = quorumSize(nodes);
+  if (t.won >= quorum) return 'won';
+  const cannotWin = nodes - quorum + 1;
+  if (t.held >= cannotWin) return 'held';
+  if (t.held + t.failed >= cannotWin) return 'no-quorum';
+  return 'open';
+}
+
+/**
+ * How long until a quorum can be free, at the earliest, given the wait bounds (the holders' time
+ * left, ms) of the nodes found held and how many nodes there are: the lock needs `quorum` free
+ * nodes, so that many held ones beyond the `nodes − held` free ones must expire first.
+ * -1 when nothing bounds it (a bound of -1 on a node that must free).
+ */
+export function quorumFreeInMs(heldBoundsMs: readonly number[], nodes: number): number {
+  const needed = quorumSize(nodes) - (nodes - heldBoundsMs.length);
+  if (needed <= 0) return 0;
+  const sorted = heldBoundsMs.map((b) => (b < 0 ? Number.POSITIVE_INFINITY : b)).sort((a, b) => a - b);
+  const bound = sorted[needed - 1] as number;
+  return Number.isFinite(bound) ? bound : -1;
+}
+
+/** The longest back-off after a split vote, however many came in a row (ms). */
+export const SPLIT_BACKOFF_MAX_MS = 50;
+
+/**
+ * The wait after a split vote (this attempt won some nodes, another attempt the rest): random, so
+ * the contenders stop colliding, and growing with the splits in a row of this call (2^splits times
+ * the attempt's own duration, at least 1 ms, up to `SPLIT_BACKOFF_MAX_MS`), so a crowd spreads out
+ * over several round trips. `random` returns [0, 1).
+ */
+export function splitBackoffMs(input: {
+  readonly attemptMs: number;
+  readonly splitsInARow: number;
+  readonly random: () => number;
+}): number {
+  const span = Math.min(
+    SPLIT_BACKOFF_MAX_MS,
+    Math.max(1, input.attemptMs) * 2 ** Math.min(Math.max(0, input.splitsInARow), 16),
+  );
+  return Math.floor(input.random() * span);
+}

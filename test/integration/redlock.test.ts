@@ -1,0 +1,291 @@
+/**
+ * RedlockMutex on real redis-servers (3 and 5 independent masters), for every client kind:
+ * acquisition succeeds exactly when a quorum of nodes is free, whatever subset is held by someone
+ * else or down; a failed attempt leaves no key of its own on any node; a lease survives the loss of
+ * a minority and is lost (signal aborted) with a majority; a node slower than the per-node timeout
+ * does not hold a call up; fencing tokens grow under contention.
+ *
+ * Servers are started once per file and shared by every mask (each mask uses a fresh lock name). A
+ * node that is "down" is a client connected through a fault proxy that black-holes every byte (its
+ * requests are never answered, as with a paused or unreachable server).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type Lease, LockLostError, QuorumError, type RedisClient, RedlockMutex } from '../../src/index.js';
+import { lockKeys } from '../../src/protocol/keys.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
+import { FaultProxy } from '../faults/toolkit/proxy.js';
+import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
+import { abortedWith, nameMaker, until, watchUnhandledRejections, within } from '../fixtures/helpers.js';
+import { ownerTokenOf } from '../fixtures/lock-value.js';
+
+const PREFIX = 'locksmith';
+const SERVERS = 5;
+const OTHER_OWNER = 'someone-else';
+
+/** Every way `nodes` nodes can each be free, held by someone else, or down (3^nodes). */
+function masks(nodes: number, states: readonly NodeState[]): NodeState[][] {
+  let all: NodeState[][] = [[]];
+  for (let i = 0; i < nodes; i += 1) all = all.flatMap((m) => states.map((s) => [...m, s]));
+  return all;
+}
+type NodeState = 'free' | 'held' | 'down';
+
+/** The owner token stored on one server for a lock (undefined: no key). */
+async function ownerOn(client: TestClient, name: string): Promise<string | undefined> {
+  const value = await client.command('GET', lockKeys(PREFIX, name).lock);
+  return value === null ? undefined : ownerTokenOf(value);
+}
+
+describe('RedlockMutex', () => {
+  const servers: RedisServer[] = [];
+  before(async () => {
+    for (let i = 0; i < SERVERS; i += 1) servers.push(await startRedis());
+  });
+  after(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+  });
+
+  for (const kind of clientKinds) redlockSuite(kind, servers);
+
+  test('mixed client libraries in one quorum; a waiter wakes on the release message, not its timer', async () => {
+    const kinds = [clientKinds[0], clientKinds[3], clientKinds[5]] as ClientKind[];
+    const holderClients = await Promise.all(kinds.map((k, i) => k.create((servers[i] as RedisServer).url)));
+    const waiterClients = await Promise.all(
+      kinds.reverse().map((k, i) => k.create((servers[i] as RedisServer).url)),
+    );
+    try {
+      const lockName = `redlock-mixed-${process.pid}`;
+      const holder = new RedlockMutex(
+        holderClients.map((c) => c.client),
+        lockName,
+        { ttlMs: 20_000 },
+      );
+      const waiter = new RedlockMutex(
+        waiterClients.map((c) => c.client),
+        lockName,
+        { ttlMs: 20_000, retryDelayMs: 10_000 },
+      );
+      const lease = await holder.acquire();
+      const waiting = waiter.acquire({ timeoutMs: 15_000 });
+      const channel = lockKeys(PREFIX, lockName).releasedChannel;
+      await until(async () => {
+        const counts = await Promise.all(
+          holderClients.map(async (c) =>
+            Number(((await c.command('PUBSUB', 'NUMSUB', channel)) as unknown[])[1]),
+          ),
+        );
+        return counts.every((n) => n === 1);
+      }, 'the waiter listens on every node');
+      const releasedAt = performance.now();
+      assert.equal(await lease.release(), true);
+      const next = await within(waiting, 5_000, 'the waiter acquires');
+      const wokeAfterMs = performance.now() - releasedAt;
+      assert.ok(
+        wokeAfterMs < 2_000,
+        `woken by the release (${Math.round(wokeAfterMs)} ms), not its 10 s timer`,
+      );
+      assert.ok(next.fencingToken > lease.fencingToken);
+      assert.equal(await next.release(), true);
+    } finally {
+      await Promise.all([...holderClients, ...waiterClients].map((c) => c.close()));
+    }
+  });
+});
+
+function redlockSuite(kind: ClientKind, servers: readonly RedisServer[]): void {
+  describe(kind.name, () => {
+    /** Direct clients, one per server. */
+    const live: TestClient[] = [];
+    /** Clients whose every request vanishes (their proxies black-hole), one per server. */
+    const dead: TestClient[] = [];
+    const proxies: FaultProxy[] = [];
+    const name = nameMaker(`redlock-${kind.name}`);
+    let unhandled: ReturnType<typeof watchUnhandledRejections>;
+
+    before(async () => {
+      for (const server of servers) {
+        live.push(await kind.create(server.url));
+        const proxy = await FaultProxy.start({ port: server.port });
+        proxies.push(proxy);
+        dead.push(await kind.create(proxy.url));
+        proxy.blackhole();
+      }
+      unhandled = watchUnhandledRejections();
+    });
+    after(async () => {
+      unhandled.stop();
+      assert.deepEqual(unhandled.reasons, [], 'no unhandled rejections');
+      for (const proxy of proxies) await proxy.close();
+      await Promise.all([...live, ...dead].map((c) => c.close().catch(() => {})));
+    });
+
+    for (const nodes of [3, 5]) {
+      // 3 nodes: every mix of free, held and down (27 masks); 5 nodes: every subset held, and every
+      // subset down (2 × 32 masks), which covers each count of each kind.
+      const all =
+        nodes === 3
+          ? masks(3, ['free', 'held', 'down'])
+          : [...masks(5, ['free', 'held']), ...masks(5, ['free', 'down'])];
+      test(`${nodes} nodes: acquisition succeeds exactly when a quorum is free (${all.length} masks), and a failed one leaves no key`, async () => {
+        const quorum = Math.floor(nodes / 2) + 1;
+        for (const mask of all) {
+          const lockName = name();
+          const clients: RedisClient[] = mask.map((state, i) =>
+            state === 'down' ? (dead[i] as TestClient).client : (live[i] as TestClient).client,
+          );
+          for (const [i, state] of mask.entries()) {
+            if (state === 'held') {
+              await live[i]?.command('SET', lockKeys(PREFIX, lockName).lock, OTHER_OWNER, 'PX', '60000');
+            }
+          }
+          // Generous for a loaded machine: a free node that answers late would read as a down one.
+          const lock = new RedlockMutex(clients, lockName, { ttlMs: 3_000, nodeTimeoutMs: 200 });
+          const free = mask.filter((s) => s === 'free').length;
+          const held = mask.filter((s) => s === 'held').length;
+          const label = mask.join(',');
+          let lease: Lease | null = null;
+          let error: unknown;
+          try {
+            lease = await within(lock.tryAcquire(), 2_000, `tryAcquire [${label}]`);
+          } catch (caught) {
+            error = caught;
+          }
+          if (free >= quorum) {
+            assert.ok(lease, `[${label}] acquired`);
+            const owners = await Promise.all(
+              mask.map((s, i) => (s === 'free' ? ownerOn(live[i] as TestClient, lockName) : undefined)),
+            );
+            const ours = owners.filter((o) => o === lease.token).length;
+            assert.ok(ours >= quorum, `[${label}] a quorum holds the token`);
+            assert.equal(await lease.release(), true, `[${label}] released`);
+          } else if (held >= nodes - quorum + 1) {
+            assert.equal(error, undefined, `[${label}] contention is not an error`);
+            assert.equal(lease, null, `[${label}] not acquired`);
+          } else {
+            assert.ok(error instanceof QuorumError, `[${label}] QuorumError, got ${String(error)}`);
+            assert.equal(error.code, 'NO_QUORUM');
+            assert.equal(error.quorum, quorum);
+            // A down node is timed out, or still pending when the others had decided it already.
+            assert.deepEqual(
+              error.nodes.map((n) => (n.outcome === 'pending' ? 'timed-out' : n.outcome)),
+              mask.map((s) => (s === 'free' ? 'won' : s === 'held' ? 'held' : 'timed-out')),
+              `[${label}] each node's outcome`,
+            );
+          }
+          // Nothing of this attempt is left on any reachable node: held ones keep their owner.
+          for (const [i, state] of mask.entries()) {
+            if (state === 'down') continue;
+            const owner = await ownerOn(live[i] as TestClient, lockName);
+            assert.equal(
+              owner,
+              state === 'held' ? OTHER_OWNER : undefined,
+              `[${label}] node ${i} after the attempt`,
+            );
+          }
+        }
+      });
+    }
+
+    test('a lease outlives a minority of nodes lost while held, and is lost with a majority', async () => {
+      const lockName = name();
+      // Clients through proxies that forward, so nodes can be lost (black-holed) while held.
+      const proxied = await Promise.all(servers.slice(0, 3).map((s) => FaultProxy.start({ port: s.port })));
+      const clients = await Promise.all(proxied.map((p) => kind.create(p.url)));
+      try {
+        const lock = new RedlockMutex(
+          clients.map((c) => c.client),
+          lockName,
+          { ttlMs: 900, nodeTimeoutMs: 100 },
+        );
+        const lease = await lock.acquire();
+        (proxied[0] as FaultProxy).blackhole();
+        // Three TTLs: every extension since needed the two nodes left.
+        const ownedUntil = performance.now() + 2_700;
+        await until(async () => {
+          assert.ok(lease.isHeld, 'still held with a minority lost');
+          return performance.now() > ownedUntil;
+        }, 'three TTLs passed');
+        assert.equal(lease.signal.aborted, false);
+        for (const i of [1, 2]) {
+          assert.equal(await ownerOn(live[i] as TestClient, lockName), lease.token, `node ${i} holds it`);
+        }
+        (proxied[1] as FaultProxy).blackhole();
+        const reason = await within(
+          abortedWith(lease.signal),
+          2_000,
+          'the signal aborts with a majority lost',
+        );
+        assert.ok(reason instanceof LockLostError);
+        await lease.release().catch(() => {});
+      } finally {
+        for (const p of proxied) await p.close();
+        await Promise.all(clients.map((c) => c.close().catch(() => {})));
+      }
+    });
+
+    test('a node slower than the per-node timeout does not hold up acquire, extend or release', async () => {
+      const lockName = name();
+      const slow = await FaultProxy.start({ port: (servers[2] as RedisServer).port });
+      const slowClient = await kind.create(slow.url);
+      try {
+        slow.delay = 3_000;
+        const clients = [live[0], live[1], slowClient].map((c) => (c as TestClient).client);
+        const lock = new RedlockMutex(clients, lockName, { ttlMs: 10_000, nodeTimeoutMs: 50 });
+        const started = performance.now();
+        const lease = await lock.acquire();
+        await lease.extend();
+        assert.equal(await lease.release(), true);
+        const tookMs = performance.now() - started;
+        assert.ok(tookMs < 1_000, `three calls took ${Math.round(tookMs)} ms with a node 3 s slow`);
+      } finally {
+        await slow.close();
+        await slowClient.close().catch(() => {});
+      }
+    });
+
+    test('contending waiters on 3 nodes: one holder at a time, increasing fencing tokens, everyone gets through', async () => {
+      const lockName = name();
+      const contenders = 4;
+      const rounds = 15;
+      const extra = await Promise.all(
+        Array.from({ length: contenders - 1 }, () =>
+          Promise.all(servers.slice(0, 3).map((s) => kind.create(s.url))),
+        ),
+      );
+      const clientSets = [live.slice(0, 3), ...extra];
+      let inside = 0;
+      let lastToken = 0;
+      const tokens: number[] = [];
+      try {
+        await within(
+          Promise.all(
+            clientSets.map(async (set) => {
+              const lock = new RedlockMutex(
+                set.map((c) => c.client),
+                lockName,
+                { ttlMs: 5_000 },
+              );
+              for (let i = 0; i < rounds; i += 1) {
+                await lock.using(async (_signal, lease) => {
+                  inside += 1;
+                  assert.equal(inside, 1, 'one holder at a time');
+                  assert.ok(lease.fencingToken > lastToken, 'fencing tokens grow');
+                  lastToken = lease.fencingToken;
+                  tokens.push(lease.fencingToken);
+                  await new Promise((resolve) => setImmediate(resolve));
+                  inside -= 1;
+                });
+              }
+            }),
+          ),
+          30_000,
+          'every contender got through',
+        );
+        assert.equal(tokens.length, contenders * rounds);
+      } finally {
+        await Promise.all(extra.flat().map((c) => c.close()));
+      }
+    });
+  });
+}
