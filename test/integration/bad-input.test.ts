@@ -11,6 +11,7 @@ import {
   Mutex,
   type RedisClient,
   RedisExpLock,
+  ReentrantMutex,
   releaseLock,
   Semaphore,
   UnsupportedClientError,
@@ -132,6 +133,32 @@ const cases: Case[] = [
   ['Semaphore setLimit(0)', (c) => new Semaphore(c, 'x', { limit: 2 }).setLimit(0), RangeError],
   ['Semaphore setLimit(1.5)', (c) => new Semaphore(c, 'x', { limit: 2 }).setLimit(1.5), RangeError],
   ['permits given to a Mutex', (c) => new Mutex(c, 'x').acquire({ permits: 2 } as object), TypeError],
+  [
+    'ReentrantMutex with an owner that is not a LockOwner',
+    (c) => new ReentrantMutex(c, 'x', { owner: 'me' as never }),
+    TypeError,
+  ],
+  [
+    'ReentrantMutex acquire with an owner that is not a LockOwner',
+    (c) => new ReentrantMutex(c, 'x').acquire({ owner: {} as never }),
+    TypeError,
+  ],
+  [
+    'ReentrantMutex using() with an owner that is not a LockOwner',
+    (c) => new ReentrantMutex(c, 'x').using(() => 1, { owner: 5 as never }),
+    TypeError,
+  ],
+  [
+    'ReentrantMutex using() without a function',
+    (c) => new ReentrantMutex(c, 'x').using(5 as never),
+    TypeError,
+  ],
+  [
+    'ReentrantMutex using() with options not an object',
+    (c) => new ReentrantMutex(c, 'x').using(() => 1, 5 as never),
+    TypeError,
+  ],
+  ['owner given to a Mutex', (c) => new Mutex(c, 'x').acquire({ owner: 1 } as object), TypeError],
 ];
 
 for (const kind of clientKinds) {
