@@ -43,15 +43,20 @@ export {
 } from './events.js';
 export { type FencedWriteResult, fencedWrite } from './fencing.js';
 export { Lease } from './lease/lease.js';
+export { LockOwner } from './lock-owner.js';
 export {
   type AcquireOptions,
   defaultFairLockOptions,
   defaultLockOptions,
   defaultRedlockOptions,
+  defaultReentrantLockOptions,
   defaultSemaphoreOptions,
   type FairLockOptions,
   type LockOptions,
   type RedlockOptions,
+  type ReentrantAcquireOptions,
+  type ReentrantLockOptions,
+  type ReentrantTryAcquireOptions,
   type SemaphoreAcquireOptions,
   type SemaphoreOptions,
   type SemaphoreTryAcquireOptions,
@@ -60,8 +65,10 @@ export {
 export { FairMutex } from './primitives/fair-mutex.js';
 export type { LockedWork } from './primitives/lock-shell.js';
 export { Mutex } from './primitives/mutex.js';
+export { ReentrantMutex } from './primitives/reentrant-mutex.js';
 export { Semaphore } from './primitives/semaphore.js';
 export type { FairLockState } from './protocol/fair-mutex.js';
 export type { LockState } from './protocol/lock-state.js';
+export type { ReentrantLockState } from './protocol/reentrant-mutex.js';
 export type { SemaphoreHolder, SemaphoreState } from './protocol/semaphore.js';
 export { RedlockMutex, type RedlockState } from './redlock/redlock-mutex.js';

@@ -1,4 +1,5 @@
 import { type Clock, monotonicClock } from './clock.js';
+import { LockOwner } from './lock-owner.js';
 import {
   checkBoolean,
   checkCount,
@@ -10,6 +11,7 @@ import {
   checkPrefix,
   checkSignal,
   checkTtlMs,
+  describeValue,
 } from './validation.js';
 
 /**
@@ -115,6 +117,19 @@ export interface RedlockOptions extends LockOptions {
   nodeTimeoutMs: number;
 }
 
+/**
+ * How a ReentrantMutex behaves: the Mutex's options, plus who holds it (a per-call option too).
+ */
+export interface ReentrantLockOptions extends LockOptions {
+  /**
+   * The holder every acquisition of this lock (or this call) is made as: acquiring again as the same
+   * owner adds a hold instead of waiting. Unset, a call inside a `using()` callback of the same lock
+   * is made as that call's owner (found through the async context), and any other call as a new owner.
+   * @default undefined
+   */
+  owner: LockOwner | undefined;
+}
+
 /** Per-call overrides for `acquire()` / `tryAcquire()` / `using()`. */
 export interface AcquireOptions
   extends Partial<
@@ -147,6 +162,19 @@ export const defaultRedlockOptions: Readonly<RedlockOptions> = Object.freeze({
   retryDelayMs: 250,
   nodeTimeoutMs: 50,
 });
+
+export const defaultReentrantLockOptions: Readonly<ReentrantLockOptions> = Object.freeze({
+  ...defaultLockOptions,
+  owner: undefined,
+});
+
+/** Per-call overrides for a ReentrantMutex's `acquire()` / `using()`: the lock's, and `owner`. */
+export interface ReentrantAcquireOptions
+  extends AcquireOptions,
+    Partial<Pick<ReentrantLockOptions, 'owner'>> {}
+
+/** Per-call overrides for a ReentrantMutex's `tryAcquire()`. */
+export type ReentrantTryAcquireOptions = TryAcquireOptions & Partial<Pick<ReentrantLockOptions, 'owner'>>;
 
 /** Per-call overrides for a Semaphore's `acquire()` / `using()`: the lock's, and `permits`. */
 export interface SemaphoreAcquireOptions extends AcquireOptions, Partial<Pick<SemaphoreOptions, 'permits'>> {}
@@ -200,6 +228,15 @@ const semaphoreChecks: Checks<SemaphoreOptions> = {
 };
 
 const redlockChecks: Checks<RedlockOptions> = { ...lockChecks, nodeTimeoutMs: (n, v) => checkMs(n, v) };
+const reentrantLockChecks: Checks<ReentrantLockOptions> = {
+  ...lockChecks,
+  owner: (n, v) => {
+    if (!(v instanceof LockOwner)) {
+      throw new TypeError(`Expected \`${n}\` to be a LockOwner (new LockOwner()), got ${describeValue(v)}`);
+    }
+    return v;
+  },
+};
 
 function checkFields<T extends object>(given: Partial<T>, table: Partial<Checks<T>>): void {
   for (const [key, value] of Object.entries(given)) {
@@ -221,6 +258,11 @@ export function resolveFairLockOptions(options: unknown): Readonly<FairLockOptio
 /** Checks a RedlockMutex's options and merges them over the defaults into a new frozen object. */
 export function resolveRedlockOptions(options: unknown): Readonly<RedlockOptions> {
   return resolveOptions(options, defaultRedlockOptions, redlockChecks);
+}
+
+/** Checks a ReentrantMutex's options and merges them over the defaults into a new frozen object. */
+export function resolveReentrantLockOptions(options: unknown): Readonly<ReentrantLockOptions> {
+  return resolveOptions(options, defaultReentrantLockOptions, reentrantLockChecks);
 }
 
 /**
@@ -278,6 +320,13 @@ export const lockCallOptions: CallOptionTable = Object.freeze({
   acquire: acquireOptionNames,
   tryAcquire: tryAcquireOptionNames,
   checks: lockChecks,
+});
+
+/** A ReentrantMutex's per-call options: every lock's, and `owner`. */
+export const reentrantCallOptions: CallOptionTable = Object.freeze({
+  acquire: [...acquireOptionNames, 'owner'],
+  tryAcquire: [...tryAcquireOptionNames, 'owner'],
+  checks: reentrantLockChecks,
 });
 
 /** A Semaphore's per-call options: every lock's, and `permits`. */

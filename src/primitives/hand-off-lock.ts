@@ -1,6 +1,13 @@
 import type { RedisClient } from '../adapters/client-types.js';
-import type { LockOptions } from '../options.js';
-import { fairAcquire, fairExtend, fairRelease } from '../protocol/fair-mutex.js';
+import type { AcquireOptions, LockOptions } from '../options.js';
+import type { ScriptCall } from '../protocol/call.js';
+import {
+  type FairAcquireResult,
+  fairAcquire,
+  fairExtend,
+  fairRelease,
+  type HandOffAcquireParams,
+} from '../protocol/fair-mutex.js';
 import type { LockState } from '../protocol/lock-state.js';
 import { Waiter } from './fair-waiter.js';
 import type { AttemptCall, AttemptHooks } from './lock-shell.js';
@@ -16,16 +23,23 @@ export interface HandOffPolicy {
 }
 
 /**
+ * How long a waiter's queue place lives before its waiter renews it (it wakes to do so), for the
+ * kinds without a `waiterTtlMs` option (Mutex, ReentrantMutex).
+ */
+export const BARGING_WAITER_TTL_MS = 60_000;
+
+/**
  * A mutual-exclusion lock whose release hands the lock straight to the oldest live waiter, which
  * hears it on its client's channel and holds the lock without another round trip (two round trips
  * per contended acquisition: queue, release). Mutex and FairMutex are this, with two policies (see
  * `HandOffPolicy`); the scripts are fair-acquire/-release/-extend.lua, the lock value the holder
  * (fair-holder.lua).
  */
-export abstract class HandOffLock<Options extends LockOptions, State extends LockState> extends ScriptedLock<
-  Options,
-  State
-> {
+export abstract class HandOffLock<
+  Options extends LockOptions,
+  State extends LockState,
+  Call extends AcquireOptions = AcquireOptions,
+> extends ScriptedLock<Options, State, Call> {
   /** Where this client's waiters hear their hand-offs (one channel per client and lock). */
   private readonly grantedChannel: string;
 
@@ -43,13 +57,18 @@ export abstract class HandOffLock<Options extends LockOptions, State extends Loc
   /** How long a waiter's queue place lives without being renewed. */
   protected abstract waiterTtlMs(options: Readonly<Options>): number;
 
+  /** @internal The enqueue-or-acquire script call of one attempt (a reentrant kind re-enters in it too). */
+  protected acquireCall(params: HandOffAcquireParams): ScriptCall<FairAcquireResult> {
+    return fairAcquire(this.keys, params);
+  }
+
   /** @internal */
   protected planAttempts({ token, options, mode, deadline }: AttemptCall<Options>): AttemptHooks {
     const waiter = new Waiter(token, options.clock);
     const placeOptions = { clock: options.clock, waiterTtlMs: this.waiterTtlMs(options) };
     const send = (entryTtlMs: number) =>
       this.run(
-        fairAcquire(this.keys, {
+        this.acquireCall({
           token,
           ttlMs: options.ttlMs,
           entryTtlMs,

@@ -104,6 +104,14 @@ export abstract class LockShell<
     return lockCallOptions;
   }
 
+  /**
+   * @internal The owner token of one call (every attempt of it uses it; its lease's `token`): 128
+   * random bits, unless a kind's tokens say more (a reentrant lock's name their owner).
+   */
+  protected newCallToken(_options: EffectiveOptions<Options>): string {
+    return newToken();
+  }
+
   /** @internal Turns a grant into the lease the caller receives. */
   protected grant(granted: Granted, options: Readonly<LockOptions>): Lease {
     return grantLease(this.name, this.backend, granted, options);
@@ -119,7 +127,7 @@ export abstract class LockShell<
   async acquire(options?: Call): Promise<Lease> {
     const table = this.callOptions();
     const effective = resolveAcquireOptions(options, this.options, table.acquire, table.checks);
-    const token = newToken();
+    const token = this.newCallToken(effective);
     const deadline = effective.clock.now() + effective.timeoutMs;
     const hooks = this.planAttempts({ token, options: effective, mode: 'wait', deadline });
     const { outcome, attempts } = await acquireWithWaiting(this.callPlan(token, effective, hooks));
@@ -137,7 +145,7 @@ export abstract class LockShell<
     const table = this.callOptions();
     const effective = resolveAcquireOptions(options, this.options, table.tryAcquire, table.checks);
     effective.signal?.throwIfAborted();
-    const token = newToken();
+    const token = this.newCallToken(effective);
     const deadline = effective.clock.now();
     const hooks = this.planAttempts({ token, options: effective, mode: 'try', deadline });
     const outcome = await attemptOnce(this.callPlan(token, effective, hooks));

@@ -2,7 +2,7 @@ import type { RedisClient } from '../adapters/client-types.js';
 import { type LockOptions, resolveLockOptions } from '../options.js';
 import { fairInspect } from '../protocol/fair-mutex.js';
 import type { LockState } from '../protocol/lock-state.js';
-import { HandOffLock } from './hand-off-lock.js';
+import { BARGING_WAITER_TTL_MS, HandOffLock } from './hand-off-lock.js';
 
 /**
  * A mutual-exclusion lock with a lease, on one Redis deployment.
@@ -28,7 +28,7 @@ export class Mutex extends HandOffLock<LockOptions, LockState> {
 
   /** @internal A waiter renews its place once a minute (the Mutex has no `waiterTtlMs` option). */
   protected waiterTtlMs(): number {
-    return MUTEX_WAITER_TTL_MS;
+    return BARGING_WAITER_TTL_MS;
   }
 
   /** @internal */
@@ -37,6 +37,3 @@ export class Mutex extends HandOffLock<LockOptions, LockState> {
     return { locked, ownerToken, remainingTtlMs, lastFencingToken };
   }
 }
-
-/** How long a Mutex waiter's queue place lives before its waiter renews it (it wakes to do so). */
-const MUTEX_WAITER_TTL_MS = 60_000;

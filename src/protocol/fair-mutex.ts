@@ -24,45 +24,50 @@ export type FairAcquireResult =
       readonly serverTimeMs: number;
     };
 
-const queueKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.queue, keys.waiting];
+export const queueKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.queue, keys.waiting];
 
-export function fairAcquire(
-  keys: LockKeys,
-  params: {
-    readonly token: string;
-    readonly ttlMs: number;
-    /** How long the queue entry lives without renewal; 0 never queues (a single try). */
-    readonly entryTtlMs: number;
-    /** The channel this waiter hears its hand-off on. */
-    readonly grantChannel: string;
-    /**
-     * Whether an earlier attempt of this acquire call may have queued it: the script then looks for
-     * its entry (and renews it) instead of queueing it again.
-     */
-    readonly maybeQueued: boolean;
-    /** Take a free lock whoever is queued (Mutex) instead of serving the queue first (FairMutex). */
-    readonly barging: boolean;
-  },
-): ScriptCall<FairAcquireResult> {
-  return scriptCall(
-    scripts.fairAcquire,
-    queueKeys(keys),
-    [
-      params.token,
-      String(params.ttlMs),
-      String(params.entryTtlMs),
-      params.grantChannel,
-      params.maybeQueued ? '1' : '0',
-      params.barging ? '1' : '0',
-    ],
-    (reply) => {
-      const [flag, value, time] = asArray('fair-acquire', reply, 3);
-      const serverTimeMs = asInteger('fair-acquire', time);
-      return asInteger('fair-acquire', flag) === 1
-        ? { acquired: true, fencingToken: asInteger('fair-acquire', value), serverTimeMs }
-        : { acquired: false, waitBoundMs: asInteger('fair-acquire', value), serverTimeMs };
-    },
+/** One enqueue-or-acquire attempt of a hand-off lock (fair-acquire.lua, reentrant-acquire.lua). */
+export interface HandOffAcquireParams {
+  readonly token: string;
+  readonly ttlMs: number;
+  /** How long the queue entry lives without renewal; 0 never queues (a single try). */
+  readonly entryTtlMs: number;
+  /** The channel this waiter hears its hand-off on. */
+  readonly grantChannel: string;
+  /**
+   * Whether an earlier attempt of this acquire call may have queued it: the script then looks for
+   * its entry (and renews it) instead of queueing it again.
+   */
+  readonly maybeQueued: boolean;
+  /** Take a free lock whoever is queued (Mutex) instead of serving the queue first (FairMutex). */
+  readonly barging: boolean;
+}
+
+export function fairAcquire(keys: LockKeys, params: HandOffAcquireParams): ScriptCall<FairAcquireResult> {
+  return scriptCall(scripts.fairAcquire, queueKeys(keys), handOffAcquireArgs(params), (reply) =>
+    decodeAcquireReply('fair-acquire', reply),
   );
+}
+
+/** ARGV of a hand-off lock's acquire script (fair-acquire.lua's header; reentrant-acquire.lua's too). */
+export function handOffAcquireArgs(params: HandOffAcquireParams): string[] {
+  return [
+    params.token,
+    String(params.ttlMs),
+    String(params.entryTtlMs),
+    params.grantChannel,
+    params.maybeQueued ? '1' : '0',
+    params.barging ? '1' : '0',
+  ];
+}
+
+/** Decodes {1, fencing token, server ms} (acquired) or {0, wait bound ms, server ms} (queued). */
+export function decodeAcquireReply(script: string, reply: unknown): FairAcquireResult {
+  const [flag, value, time] = asArray(script, reply, 3);
+  const serverTimeMs = asInteger(script, time);
+  return asInteger(script, flag) === 1
+    ? { acquired: true, fencingToken: asInteger(script, value), serverTimeMs }
+    : { acquired: false, waitBoundMs: asInteger(script, value), serverTimeMs };
 }
 
 /**

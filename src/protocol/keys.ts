@@ -72,3 +72,16 @@ export interface SemaphoreKeys {
 export function semaphoreKeys(keys: Pick<LockKeys, 'lock'>): SemaphoreKeys {
   return Object.freeze({ waiters: `${keys.lock}:waiters`, limit: `${keys.lock}:limit` });
 }
+
+/**
+ * A ReentrantMutex's key beyond the lock's (whose `lock` key holds one of the holder's holds, as a
+ * Mutex's holds its holder). Suffix without `}`, as above.
+ */
+export interface ReentrantKeys {
+  /** The holder's other holds (a hash: hold token → '1'), expiring with the lock key. */
+  readonly holds: string;
+}
+
+export function reentrantKeys(keys: Pick<LockKeys, 'lock'>): ReentrantKeys {
+  return Object.freeze({ holds: `${keys.lock}:holds` });
+}

@@ -20,9 +20,11 @@ import {
   type Lease,
   type LockedWork,
   LockLostError,
+  LockOwner,
   LockTimeoutError,
   Mutex,
   RedisExpLock,
+  ReentrantMutex,
   refreshFairSemaphore,
   releaseFairSemaphore,
   releaseLock,
@@ -49,6 +51,7 @@ export interface Vars {
   client: RedisClient;
   redis: RedisClient;
   mutex: Mutex;
+  reentrant: ReentrantMutex;
   lease: Lease;
   lock: RedisExpLock;
   key: string;
@@ -683,15 +686,32 @@ const definedRows = [
     },
   }),
   defineRow({
-    youUsed: 'Redisson reentrancy (`RLock` held twice by one thread)',
-    snippets: { again: ({ mutex }) => mutex.tryAcquire() },
-    inLocksmith: (c) => `not yet: while \`mutex\` holds the lock, ${c.again} → \`null\`, and \`acquire()\` waits like anyone else`,
+    youUsed: 'Redisson reentrancy (`RLock` locked again by the thread holding it, `getHoldCount()`)',
+    snippets: {
+      create: ({ client, name }) => new ReentrantMutex(client, name),
+      nested: ({ reentrant, routine }) => reentrant.using(() => reentrant.using(routine)),
+      holdCount: async ({ reentrant }) => (await reentrant.inspect()).holdCount,
+    },
+    inLocksmith: (c) =>
+      `${c.create}; ${c.nested} takes it twice without waiting for itself: the holder is the enclosing \`using()\` (its async context), or an explicit \`owner: new LockOwner()\` (Redisson's thread id). ${c.holdCount} is \`getHoldCount()\`, counted in Redis; every hold has the same fencing token and the lock is free after the last release. A second \`release()\` of a hold resolves \`false\` (Redisson throws \`IllegalMonitorStateException\`).`,
     async check(s, env) {
-      const mutex = new Mutex(env.client, env.name());
-      const lease = await mutex.acquire();
-      assert.equal(await s.again(vars({ mutex })), null);
-      await rejectsWith(mutex.acquire({ timeoutMs: 100 }), LockTimeoutError);
-      await lease.release();
+      const name = env.name();
+      const reentrant = s.create(vars({ client: env.client, name })) as ReentrantMutex;
+      const other = new ReentrantMutex(env.other, name);
+      const seen: number[] = [];
+      const routine: LockedWork<unknown> = async (_signal, lease) => {
+        seen.push(lease.fencingToken, (await s.holdCount(vars({ reentrant }))) as number);
+        // Inside the callback, calls on this lock name are this holder's: another holder is named.
+        assert.equal(await other.tryAcquire({ owner: new LockOwner() }), null, 'another holder is kept out');
+      };
+      await s.nested(vars({ reentrant, routine }));
+      assert.equal(seen[1], 2, 'two holds inside');
+      assert.equal(await s.holdCount(vars({ reentrant })), 0);
+      assert.equal(await reentrant.isLocked(), false, 'free after the last release');
+      const lease = await reentrant.acquire();
+      assert.ok(lease.fencingToken > (seen[0] as number));
+      assert.equal(await lease.release(), true);
+      assert.equal(await lease.release(), false);
     },
   }),
 ];

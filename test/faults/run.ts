@@ -8,7 +8,7 @@
  *
  * Options: --only <text> runs the scenarios whose name contains it; --scenario-ms <ms> sets the
  * fault phase of each fast scenario (FAULTS_SCENARIO_MS); --locks mutex,fair-mutex (FAULTS_LOCKS)
- * picks the primitives every scenario runs for (default: mutex, fair-mutex, semaphore; scenarios
+ * picks the primitives every scenario runs for (default: mutex, fair-mutex, semaphore; reentrant-mutex on request; scenarios
  * marked `exclusive` skip the Semaphore).
  * Prints the table scenario → acquisitions → violations, then a final line `N passed, N failed`.
  * Exits non-zero on any violation, on a negative control that was not flagged, on a scenario whose
@@ -51,6 +51,7 @@ const primitives = (values.locks ?? process.env.FAULTS_LOCKS ?? 'mutex,fair-mute
 const lockLabel: Record<LockKind, string> = {
   mutex: 'Mutex',
   'fair-mutex': 'FairMutex',
+  'reentrant-mutex': 'ReentrantMutex',
   semaphore: `Semaphore/${SEMAPHORE_LIMIT}`,
   'leaky-semaphore': 'leaky Semaphore',
   'no-lock': 'no lock',

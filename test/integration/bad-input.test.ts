@@ -12,6 +12,7 @@ import {
   type RedisClient,
   RedisExpLock,
   RedlockMutex,
+  ReentrantMutex,
   releaseLock,
   Semaphore,
   UnsupportedClientError,
@@ -158,6 +159,32 @@ const cases: Case[] = [
     (c) => new RedlockMutex([c], 'x').acquire({ nodeTimeoutMs: 5 } as object),
     TypeError,
   ],
+  [
+    'ReentrantMutex with an owner that is not a LockOwner',
+    (c) => new ReentrantMutex(c, 'x', { owner: 'me' as never }),
+    TypeError,
+  ],
+  [
+    'ReentrantMutex acquire with an owner that is not a LockOwner',
+    (c) => new ReentrantMutex(c, 'x').acquire({ owner: {} as never }),
+    TypeError,
+  ],
+  [
+    'ReentrantMutex using() with an owner that is not a LockOwner',
+    (c) => new ReentrantMutex(c, 'x').using(() => 1, { owner: 5 as never }),
+    TypeError,
+  ],
+  [
+    'ReentrantMutex using() without a function',
+    (c) => new ReentrantMutex(c, 'x').using(5 as never),
+    TypeError,
+  ],
+  [
+    'ReentrantMutex using() with options not an object',
+    (c) => new ReentrantMutex(c, 'x').using(() => 1, 5 as never),
+    TypeError,
+  ],
+  ['owner given to a Mutex', (c) => new Mutex(c, 'x').acquire({ owner: 1 } as object), TypeError],
 ];
 
 for (const kind of clientKinds) {

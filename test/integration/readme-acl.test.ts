@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Redis as IORedis } from 'ioredis';
-import { FairMutex, LockTimeoutError, Mutex, Semaphore } from '../../src/index.js';
+import { FairMutex, LockOwner, LockTimeoutError, Mutex, ReentrantMutex, Semaphore } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { until } from '../fixtures/helpers.js';
 
@@ -40,6 +40,10 @@ describe("the README's minimal ACL user", () => {
   const kinds = [
     ['Mutex', (client: IORedis, name: string, ttlMs = 30_000) => new Mutex(client, name, { ttlMs })],
     ['FairMutex', (client: IORedis, name: string, ttlMs = 30_000) => new FairMutex(client, name, { ttlMs })],
+    [
+      'ReentrantMutex',
+      (client: IORedis, name: string, ttlMs = 30_000) => new ReentrantMutex(client, name, { ttlMs }),
+    ],
     [
       'Semaphore',
       (client: IORedis, name: string, ttlMs = 30_000) => new Semaphore(client, name, { limit: 1, ttlMs }),
@@ -72,4 +76,18 @@ describe("the README's minimal ACL user", () => {
       assert.equal(await waiter.releaseToken(next.token), true, 'a re-sent release');
     });
   }
+
+  test("runs a ReentrantMutex holder's re-entries, extensions and out-of-order releases", async () => {
+    await server.command(...((setUser as string).split(' ') as [string, ...string[]]));
+    const owner = new LockOwner();
+    const mutex = new ReentrantMutex(login(), 'acl-reentrant', { owner });
+    const outer = await mutex.acquire();
+    const inner = await mutex.acquire();
+    await inner.extend(6_000);
+    assert.ok(await inner.isOwned());
+    assert.equal((await mutex.inspect()).holdCount, 2);
+    assert.equal(await outer.release(), true);
+    assert.equal(await inner.release(), true);
+    assert.equal(await mutex.isLocked(), false);
+  });
 });

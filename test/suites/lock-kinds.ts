@@ -12,6 +12,7 @@ import {
   type LockState,
   Mutex,
   type RedisClient,
+  ReentrantMutex,
   Semaphore,
   type TryAcquireOptions,
 } from '../../src/index.js';
@@ -59,6 +60,11 @@ export const lockKinds: readonly LockKind[] = [
   lockKind({
     name: 'FairMutex',
     create: (client, name, options) => new FairMutex(client, name, options),
+    waiters: async (lock, redis) => Number(await redis.command('LLEN', lock.keys.queue)),
+  }),
+  lockKind({
+    name: 'ReentrantMutex',
+    create: (client, name, options) => new ReentrantMutex(client, name, options),
     waiters: async (lock, redis) => Number(await redis.command('LLEN', lock.keys.queue)),
   }),
   lockKind({

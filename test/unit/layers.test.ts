@@ -11,7 +11,17 @@ import { test } from 'node:test';
 const src = join(import.meta.dirname, '../../src');
 
 /** Plain modules every layer may use: no Redis, no locks. */
-const FOUNDATION = ['clock', 'timing', 'token', 'errors', 'events', 'validation', 'option-hints', 'options'];
+const FOUNDATION = [
+  'clock',
+  'timing',
+  'token',
+  'lock-owner',
+  'errors',
+  'events',
+  'validation',
+  'option-hints',
+  'options',
+];
 
 /** Layer of a module: its folder under src/, or its own name for the top-level files. */
 function layerOf(file: string): string {

@@ -19,7 +19,13 @@ import {
 } from '../../src/protocol/fair-mutex.js';
 import { fencedWriteCall } from '../../src/protocol/fenced-write.js';
 import { raiseFence } from '../../src/protocol/fencing-counter.js';
-import { lockKeys } from '../../src/protocol/keys.js';
+import { lockKeys, reentrantKeys } from '../../src/protocol/keys.js';
+import {
+  reentrantAcquire,
+  reentrantExtend,
+  reentrantInspect,
+  reentrantRelease,
+} from '../../src/protocol/reentrant-mutex.js';
 import { scripts } from '../../src/protocol/scripts.js';
 import { serverCheck } from '../../src/protocol/server-check.js';
 import { semaphoreCalls } from '../fixtures/semaphore-calls.js';
@@ -27,6 +33,7 @@ import { semaphoreCalls } from '../fixtures/semaphore-calls.js';
 const dir = join(import.meta.dirname, '../../src/protocol/scripts');
 const keys = lockKeys('p', 'job');
 const token = 'a'.repeat(32);
+const rkeys = { ...keys, ...reentrantKeys(keys) };
 
 /** Every call builder, with sample parameters. */
 const calls = {
@@ -44,6 +51,17 @@ const calls = {
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
   raiseFence: raiseFence(keys, { atLeast: 1_700_000_000_000_123 }),
   serverCheck: serverCheck('p:probe'),
+  reentrantAcquire: reentrantAcquire(rkeys, {
+    token,
+    ttlMs: 1000,
+    entryTtlMs: 300,
+    grantChannel: 'g',
+    maybeQueued: true,
+    barging: true,
+  }),
+  reentrantRelease: reentrantRelease(rkeys, { token, skipUnreached: true }),
+  reentrantExtend: reentrantExtend(rkeys, { token, ttlMs: 1000 }),
+  reentrantInspect: reentrantInspect(rkeys),
   ...semaphoreCalls(keys, token),
 };
 
@@ -84,6 +102,17 @@ describe('typed script calls', () => {
     assert.deepEqual(calls.raiseFence.args, ['1700000000000123']);
     assert.equal(calls.raiseFence.decode(1_700_000_000_000_124), 1_700_000_000_000_124);
     assert.throws(() => raiseFence(keys, { atLeast: 2 ** 53 }), /safe non-negative integer/);
+    assert.deepEqual(calls.reentrantAcquire.keys, [
+      keys.lock,
+      keys.fence,
+      keys.queue,
+      keys.waiting,
+      rkeys.holds,
+    ]);
+    assert.deepEqual(calls.reentrantAcquire.args, [token, '1000', '300', 'g', '1', '1']);
+    assert.deepEqual(calls.reentrantRelease.keys, [...calls.fairRelease.keys, rkeys.holds]);
+    assert.deepEqual(calls.reentrantExtend.keys, [keys.lock, rkeys.holds]);
+    assert.deepEqual(calls.reentrantInspect.keys, [keys.lock, keys.fence, keys.queue, rkeys.holds]);
     assert.deepEqual(calls.fencedWrite.keys, ['r', 'r:fence']);
     assert.deepEqual(calls.fencedWrite.args, ['7', 'v']);
   });
@@ -125,6 +154,31 @@ describe('typed script calls', () => {
       serverTimeMs: 5,
     });
     assert.equal(calls.fairInspect.decode(['', -2, 3, 4]).queueLength, 4);
+    const other = 'b'.repeat(32);
+    assert.deepEqual(calls.reentrantInspect.decode([token, 900, 5, 0, other]), {
+      locked: true,
+      ownerToken: token,
+      remainingTtlMs: 900,
+      lastFencingToken: 5,
+      queueLength: 0,
+      holdCount: 2,
+      holdTokens: [token, other],
+    });
+    assert.deepEqual(calls.reentrantInspect.decode(['', -2, 5, 1]), {
+      locked: false,
+      ownerToken: undefined,
+      remainingTtlMs: undefined,
+      lastFencingToken: 5,
+      queueLength: 1,
+      holdCount: 0,
+      holdTokens: [],
+    });
+    assert.deepEqual(calls.reentrantAcquire.decode([1, 7, 9]), {
+      acquired: true,
+      fencingToken: 7,
+      serverTimeMs: 9,
+    });
+    assert.equal(calls.reentrantRelease.decode(0), false);
     assert.deepEqual(calls.fencedWrite.decode([0, 9]), { written: false, highestToken: 9 });
     assert.deepEqual(calls.serverCheck.decode([1, '7.0.15']), { supported: true, version: '7.0.15' });
     assert.deepEqual(calls.serverCheck.decode([0, 'ERR unknown command']), {
@@ -141,6 +195,9 @@ describe('typed script calls', () => {
       [calls.fairAcquire, [1, 2]],
       [calls.fairInspect, ['', -2, 0]],
       [calls.fairInspect, [7, 1, 1, 0]],
+      [calls.reentrantInspect, ['', -2, 0]],
+      [calls.reentrantInspect, [token, 1, 1, 0, 5]],
+      [calls.reentrantAcquire, [1, 2]],
     ] as const) {
       assert.throws(() => call.decode(reply), UnexpectedReplyError, JSON.stringify(reply));
     }

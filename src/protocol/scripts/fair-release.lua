@@ -23,30 +23,10 @@
 -- waiter's channel, so the waiter holds the lock without another round trip. Entries whose deadline
 -- passed are dropped on the way. The releaser is remembered in the new holder's value ("prev"), or,
 -- when the lock is freed, in the tombstone.
+-- The logic is include/hand-off-release.lua (the ReentrantMutex's script runs it too).
 -- Cost: O(1) plus the dead entries dropped for the holder; O(queue length) for a waiter leaving.
 -- #include next-fence.lua
 -- #include fair-holder.lua
 -- #include fair-queue.lua
-local me = ARGV[1]
-
-local holder = decode_holder(redis.call('get', KEYS[1]))
-if holder and holder.token == me then
-  local t = redis.call('time')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  if not hand_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], holder, me, t, now, ARGV[2] == '1') then
-    redis.call('del', KEYS[1])
-    redis.call('set', KEYS[5], me, 'PX', 60000)
-    if ARGV[3] and ARGV[3] ~= '' then redis.call('publish', ARGV[3], me) end
-  end
-  return 1
-end
-if holder and holder.prev == me then return 1 end
-if redis.call('get', KEYS[5]) == me then return 1 end
-leave_queue(KEYS[3], KEYS[4], me)
-if not holder then
-  -- A lock found free (its holder expired) with live waiters queued goes to the oldest of them.
-  local t = redis.call('time')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  hand_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], nil, me, t, now, ARGV[2] == '1')
-end
-return 0
+-- #include hand-off-release.lua
+return release_or_leave(decode_holder(redis.call('get', KEYS[1])))

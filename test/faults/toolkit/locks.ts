@@ -7,7 +7,15 @@
  * of them, and the checker counts permits held by valid holders against that limit (`lockLimit`).
  */
 import { randomUUID } from 'node:crypto';
-import { FairMutex, type Lease, Mutex, type RedisClient, Semaphore } from '../../../src/index.js';
+import {
+  FairMutex,
+  type Lease,
+  LockOwner,
+  Mutex,
+  type RedisClient,
+  ReentrantMutex,
+  Semaphore,
+} from '../../../src/index.js';
 import { type LockKind, mono, UNTIL_RELEASED, type WorkerConfig } from './protocol.js';
 
 /** `performance.now()` (the leases' clock) to `mono()`: both are CLOCK_MONOTONIC, a fixed offset apart. */
@@ -105,6 +113,8 @@ export function lockAdapter(
       return primitive(new Mutex(client, name, options));
     case 'fair-mutex':
       return primitive(new FairMutex(client, name, options));
+    case 'reentrant-mutex':
+      return reentrantHolds(new ReentrantMutex(client, name, options), config);
     case 'semaphore':
     case 'leaky-semaphore': {
       // The leaky one's Redis admits a permit more than the checker allows: it must be flagged.
@@ -161,6 +171,52 @@ export function lockAdapter(
       };
     }
   }
+}
+
+/**
+ * A ReentrantMutex held twice by one owner: the outer acquisition (waiting, or a try), then a
+ * re-entry that must not wait (`timeoutMs: 0`) and must carry the outer's fencing token (when the
+ * re-entry fails under a fault, the outer hold alone). The critical
+ * section runs under both holds; they are released in a random order (the outer first half the
+ * time, so the hold in the lock key's value is handed to the other), and the lock is free for the
+ * next worker only after both. The holder counts as holding until the first of its two leases lapses.
+ */
+function reentrantHolds(mutex: ReentrantMutex, config: WorkerConfig): LockAdapter {
+  return {
+    acquire: async (signal) => {
+      const owner = new LockOwner();
+      const outer =
+        config.acquireMode === 'try'
+          ? await mutex.tryAcquire({ signal, owner })
+          : await mutex.acquire({ signal, owner, retries: config.acquireRetries });
+      if (!outer) throw new NotAcquired('tryAcquire: held by another owner');
+      // A re-entry that fails (Redis unreachable, its reply lost) is a nested call that failed: the
+      // worker still holds the lock by the outer lease, and works and releases with it alone.
+      const inner = await mutex.acquire({ signal, owner, timeoutMs: 0 }).catch(() => undefined);
+      if (!inner) return fromLease(outer, mutex.keys.lock);
+      if (inner.fencingToken !== outer.fencingToken) {
+        // Never seen; left held, so the checker's orphaned-key check reports it as well.
+        throw new Error(`re-entry changed the fencing token: ${outer.fencingToken} → ${inner.fencingToken}`);
+      }
+      const [first, second] = Math.random() < 0.5 ? [inner, outer] : [outer, inner];
+      return {
+        ...fromLease(outer, mutex.keys.lock),
+        validUntil: () => Math.min(outer.validUntil, inner.validUntil) + perfToMono,
+        signal: AbortSignal.any([outer.signal, inner.signal]),
+        extend: async (ttlMs) => {
+          await Promise.all([outer.extend(ttlMs), inner.extend(ttlMs)]);
+        },
+        // Both are released whatever the first one's outcome (a rejected release must not leave the
+        // other hold, and its watchdog, behind); the first error, if any, is the release's.
+        release: async () => {
+          const [a, b] = await Promise.allSettled([first.release(), second.release()]);
+          if (a.status === 'rejected') throw a.reason;
+          if (b.status === 'rejected') throw b.reason;
+          return a.value && b.value;
+        },
+      };
+    },
+  };
 }
 
 const COUNTER_ACQUIRE =

@@ -22,6 +22,8 @@ export const UNTIL_RELEASED = Number.MAX_SAFE_INTEGER;
 export type LockKind =
   | 'mutex'
   | 'fair-mutex'
+  /** A ReentrantMutex, each acquisition holding it twice (outer and re-entry; locks.ts). */
+  | 'reentrant-mutex'
   /** A Semaphore of `SEMAPHORE_LIMIT` permits (locks.ts); each acquisition takes 1 or 2. */
   | 'semaphore'
   /** A Semaphore that admits one permit more than `SEMAPHORE_LIMIT`, checked against that limit. */

@@ -1,0 +1,40 @@
+-- reentrant-release: give back one hold of a ReentrantMutex; the last one releases the lock, handing
+-- it straight to the oldest live waiter (as fair-release.lua), or leave its queue.
+-- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- KEYS[2] the fencing counter of the lock
+-- KEYS[3] the queue: a list of waiter entries, oldest first
+-- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
+-- KEYS[5] the release tombstone: the last token that freed this lock with nobody to hand it to,
+--         kept 60 s
+-- KEYS[6] the holds: a hash of the holder's other hold tokens (see reentrant-holds.lua)
+-- ARGV[1] the hold token given back, or whose queue entry is removed
+-- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody (its process is gone), '0' not to
+-- Reply: 1 when this token was a hold (the lock stays with the owner's other holds, or, when it was
+--        the last, is released as by fair-release.lua), or released the lock last (a re-sent
+--        release); 0 when it was not a hold: released already (more releases than acquisitions),
+--        never granted, or expired (its queue entry, if any, is removed).
+-- When the hold in the lock key's value goes while others remain, one of them takes its place there
+-- (same owner, same fencing token, same expiry).
+-- Cost: O(1) for an inner hold (GET, HDEL); the last hold costs fair-release's, plus one HKEYS.
+-- #include next-fence.lua
+-- #include fair-holder.lua
+-- #include fair-queue.lua
+-- #include hand-off-release.lua
+-- #include reentrant-holds.lua
+local me = ARGV[1]
+local holder = decode_holder(redis.call('get', KEYS[1]))
+if holder and holder.expiry and same_owner(holder.token, me) then
+  if redis.call('hdel', KEYS[6], me) == 1 then return 1 end
+  if holder.token == me then
+    local others = redis.call('hkeys', KEYS[6])
+    if #others > 0 then
+      redis.call('hdel', KEYS[6], others[1])
+      holder.token = others[1]
+      local t = redis.call('time')
+      local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+      store_holder(KEYS[1], holder, now)
+      return 1
+    end
+  end
+end
+return release_or_leave(holder)
