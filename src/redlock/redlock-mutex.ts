@@ -31,8 +31,8 @@ export interface RedlockState extends LockState {
  *
  * Each attempt sends the Mutex's own single-try script to every node at once and decides as soon
  * as the outcome is known; it counts only with a quorum and validity left (ttl − elapsed − drift,
- * from before the first send). An attempt that fails gives back what it won on every node at once
- * (none of it is kept), then waits a random, growing back-off, or until a release is announced on
+ * from before the first send). An attempt that fails gives back what it may have won, at once, on
+ * every node that did not answer no (none of it is kept), then waits a random, growing back-off, or until a release is announced on
  * any node. The fencing token is the highest over the quorum, written back to a quorum before the
  * acquisition counts. Waiters do not queue (per-node queues would split the vote between waiters):
  * this lock is not fair, and there is no Redlock FairMutex or Semaphore (README, "Redlock").
@@ -88,7 +88,8 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   /**
    * One quorum attempt: the Mutex's single try (no queueing) on every node at once. With a quorum,
    * the fencing token is written back to a quorum first; without, everything won is given back on
-   * every node (also those that did not answer: their reply may yet take it) before returning.
+   * every node but those that answered no (also those that did not answer: their request may yet
+   * take it) before returning.
    */
   private async attempt(
     token: string,
