@@ -143,26 +143,37 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   }
 
   /**
-   * Raises the fencing counter to `fencingToken` on every node that did not hand out that very value
-   * (its counter is already there); true once a quorum holds at least it.
+   * Raises the fencing counter to `fencingToken` on as many nodes as a quorum still needs (the nodes
+   * that handed out that very value already hold it); true once a quorum holds at least it. Any
+   * later quorum shares a node with that one, so it starts above. Nodes this attempt won come first
+   * (they just answered); a node that fails is replaced by the next one, in another wave, so only a
+   * fault costs a second round trip.
    */
   private async writeBackFence(
     fencingToken: number,
     replies: readonly NodeReply<{ acquired: boolean; fencingToken?: number }>[],
     timeoutMs: number,
   ): Promise<boolean> {
-    const already = replies.map((r) => r.outcome === 'value' && r.value.fencingToken === fencingToken);
-    const have = already.filter(Boolean).length;
-    if (have >= this.quorum) return true;
+    const already = (r: (typeof replies)[number]) =>
+      r.outcome === 'value' && r.value.fencingToken === fencingToken;
+    let have = replies.filter(already).length;
+    const rank = (r: (typeof replies)[number]) =>
+      r.outcome === 'value' ? (r.value.acquired ? 0 : 1) : 2;
+    const candidates = replies
+      .filter((r) => !already(r))
+      .sort((a, b) => rank(a) - rank(b))
+      .map((r) => r.node);
     const call = raiseFence(this.keys, { atLeast: fencingToken });
-    const written = await fanOut(
-      this.nodes.length,
-      (node) =>
-        already[node] ? Promise.resolve(fencingToken) : runScript(this.nodes[node] as ClientContext, call),
-      timeoutMs,
-      (known) => known.filter((r) => r.outcome === 'value').length >= this.quorum,
-    );
-    return written.filter((r) => r.outcome === 'value').length >= this.quorum;
+    while (have < this.quorum && candidates.length > 0) {
+      const wave = candidates.splice(0, this.quorum - have);
+      const written = await fanOut(
+        wave.length,
+        (i) => runScript(this.nodes[wave[i] as number] as ClientContext, call),
+        timeoutMs,
+      );
+      have += written.filter((r) => r.outcome === 'value').length;
+    }
+    return have >= this.quorum;
   }
 
   /**
