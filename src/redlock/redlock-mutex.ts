@@ -31,8 +31,8 @@ export interface RedlockState extends LockState {
  *
  * Each attempt sends the Mutex's own single-try script to every node at once and decides as soon
  * as the outcome is known; it counts only with a quorum and validity left (ttl − elapsed − drift,
- * from before the first send). An attempt that fails gives back what it won on every node at once
- * (none of it is kept), then waits a random, growing back-off, or until a release is announced on
+ * from before the first send). An attempt that fails gives back what it may have won, at once, on
+ * every node that did not answer no (none of it is kept), then waits a random, growing back-off, or until a release is announced on
  * any node. The fencing token is the highest over the quorum, written back to a quorum before the
  * acquisition counts. Waiters do not queue (per-node queues would split the vote between waiters):
  * this lock is not fair, and there is no Redlock FairMutex or Semaphore (README, "Redlock").
@@ -88,7 +88,8 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   /**
    * One quorum attempt: the Mutex's single try (no queueing) on every node at once. With a quorum,
    * the fencing token is written back to a quorum first; without, everything won is given back on
-   * every node (also those that did not answer: their reply may yet take it) before returning.
+   * every node but those that answered no (also those that did not answer: their request may yet
+   * take it) before returning.
    */
   private async attempt(
     token: string,
@@ -142,26 +143,37 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   }
 
   /**
-   * Raises the fencing counter to `fencingToken` on every node that did not hand out that very value
-   * (its counter is already there); true once a quorum holds at least it.
+   * Raises the fencing counter to `fencingToken` on as many nodes as a quorum still needs (the nodes
+   * that handed out that very value already hold it); true once a quorum holds at least it. Any
+   * later quorum shares a node with that one, so it starts above. Nodes this attempt won come first
+   * (they just answered); a node that fails is replaced by the next one, in another wave, so only a
+   * fault costs a second round trip.
    */
   private async writeBackFence(
     fencingToken: number,
     replies: readonly NodeReply<{ acquired: boolean; fencingToken?: number }>[],
     timeoutMs: number,
   ): Promise<boolean> {
-    const already = replies.map((r) => r.outcome === 'value' && r.value.fencingToken === fencingToken);
-    const have = already.filter(Boolean).length;
-    if (have >= this.quorum) return true;
+    const already = (r: (typeof replies)[number]) =>
+      r.outcome === 'value' && r.value.fencingToken === fencingToken;
+    let have = replies.filter(already).length;
+    const rank = (r: (typeof replies)[number]) =>
+      r.outcome === 'value' ? (r.value.acquired ? 0 : 1) : 2;
+    const candidates = replies
+      .filter((r) => !already(r))
+      .sort((a, b) => rank(a) - rank(b))
+      .map((r) => r.node);
     const call = raiseFence(this.keys, { atLeast: fencingToken });
-    const written = await fanOut(
-      this.nodes.length,
-      (node) =>
-        already[node] ? Promise.resolve(fencingToken) : runScript(this.nodes[node] as ClientContext, call),
-      timeoutMs,
-      (known) => known.filter((r) => r.outcome === 'value').length >= this.quorum,
-    );
-    return written.filter((r) => r.outcome === 'value').length >= this.quorum;
+    while (have < this.quorum && candidates.length > 0) {
+      const wave = candidates.splice(0, this.quorum - have);
+      const written = await fanOut(
+        wave.length,
+        (i) => runScript(this.nodes[wave[i] as number] as ClientContext, call),
+        timeoutMs,
+      );
+      have += written.filter((r) => r.outcome === 'value').length;
+    }
+    return have >= this.quorum;
   }
 
   /**
