@@ -10,6 +10,7 @@ export type LockErrorCode =
   | 'LOCK_LOST'
   | 'NOT_HELD'
   | 'PERMITS_OVER_LIMIT'
+  | 'WOULD_DEADLOCK'
   | 'UNSUPPORTED_CLIENT'
   | 'UNSUPPORTED_SERVER'
   | 'CLIENT_CLOSED'
@@ -119,6 +120,21 @@ export class PermitsOverLimitError extends LockError {
       'PERMITS_OVER_LIMIT',
       `Semaphore "${lockName}" cannot grant ${permits} permits: its limit is now ${limit} (setLimit)`,
     );
+  }
+}
+
+/**
+ * The call would wait for a lock its own async context holds, and so for ever: a write lock asked
+ * for inside a `using()` of the same read-write lock's read side (an upgrade; two readers upgrading
+ * at once would each wait for the other), or a read lock inside its write side's `using()`.
+ */
+export class WouldDeadlockError extends LockError {
+  override readonly name = 'WouldDeadlockError';
+  constructor(
+    readonly lockName: string,
+    message: string,
+  ) {
+    super('WOULD_DEADLOCK', `Lock "${lockName}": ${message}`);
   }
 }
 
