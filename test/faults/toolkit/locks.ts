@@ -12,6 +12,7 @@ import {
   type Lease,
   LockOwner,
   Mutex,
+  ReadWriteLock,
   type RedisClient,
   ReentrantMutex,
   Semaphore,
@@ -64,8 +65,15 @@ function fromLease(lease: Lease, key: string): HeldLock {
 /** Permits of the fault suite's Semaphore: with 4 workers taking 1 or 2 each, there is contention. */
 export const SEMAPHORE_LIMIT = 2;
 
+/**
+ * A read-write lock as the at-most-K checker sees it: a writer holds every one of these permits and
+ * a reader one, so "at most this many at once" is exactly "readers together, a writer alone".
+ */
+export const READ_WRITE_PERMITS = 2_147_483_647;
+
 /** How many permits a lock kind lets be held at once (1: an exclusive lock). */
 export function lockLimit(kind: LockKind): number {
+  if (kind === 'read-write-lock') return READ_WRITE_PERMITS;
   return kind === 'semaphore' || kind === 'leaky-semaphore' ? SEMAPHORE_LIMIT : 1;
 }
 
@@ -115,6 +123,23 @@ export function lockAdapter(
       return primitive(new FairMutex(client, name, options));
     case 'reentrant-mutex':
       return reentrantHolds(new ReentrantMutex(client, name, options), config);
+    case 'read-write-lock': {
+      // A third of the acquisitions write: enough writers to contend with, readers to overlap.
+      const rw = new ReadWriteLock(client, name, options);
+      return {
+        acquire: async (signal) => {
+          const write = Math.random() < 1 / 3;
+          const side = write ? rw.writeLock() : rw.readLock();
+          const lease =
+            config.acquireMode === 'try'
+              ? await side.tryAcquire({ signal })
+              : await side.acquire({ signal, retries: config.acquireRetries });
+          if (!lease) throw new NotAcquired('tryAcquire: held by a writer, or a writer held or waited');
+          const permits = write ? READ_WRITE_PERMITS : 1;
+          return { ...fromLease(lease, rw.readLock().keys.lock), permits, probeScript: SEMAPHORE_PROBE };
+        },
+      };
+    }
     case 'semaphore':
     case 'leaky-semaphore': {
       // The leaky one's Redis admits a permit more than the checker allows: it must be flagged.
