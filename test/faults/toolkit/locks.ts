@@ -200,7 +200,7 @@ export function lockAdapter(
 
 /**
  * A ReentrantMutex held twice by one owner: the outer acquisition (waiting, or a try), then a
- * re-entry that must not wait (`timeoutMs: 0`) and must carry the outer's fencing token (when the
+ * re-entry that must not wait (`tryAcquire()`) and must carry the outer's fencing token (when the
  * re-entry fails under a fault, the outer hold alone). The critical
  * section runs under both holds; they are released in a random order (the outer first half the
  * time, so the hold in the lock key's value is handed to the other), and the lock is free for the
@@ -217,7 +217,7 @@ function reentrantHolds(mutex: ReentrantMutex, config: WorkerConfig): LockAdapte
       if (!outer) throw new NotAcquired('tryAcquire: held by another owner');
       // A re-entry that fails (Redis unreachable, its reply lost) is a nested call that failed: the
       // worker still holds the lock by the outer lease, and works and releases with it alone.
-      const inner = await mutex.acquire({ signal, owner, timeoutMs: 0 }).catch(() => undefined);
+      const inner = (await mutex.tryAcquire({ signal, owner }).catch(() => null)) ?? undefined;
       if (!inner) return fromLease(outer, mutex.keys.lock);
       if (inner.fencingToken !== outer.fencingToken) {
         // Never seen; left held, so the checker's orphaned-key check reports it as well.
