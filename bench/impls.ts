@@ -19,6 +19,8 @@ export type Release = () => Promise<unknown>;
 
 export interface LockUnderTest {
   acquire(): Promise<Release>;
+  /** A read-write lock's side this client takes (known once its first acquisition started). */
+  readonly role?: () => 'read' | 'write' | undefined;
   /** Tries so far, when the lock counts them itself. */
   readonly tries?: () => number;
 }
@@ -39,6 +41,8 @@ export interface ImplSpec {
   /** How many holders it admits at once: 1 for the locks, `SEMAPHORE_LIMIT` for the semaphores. */
   readonly limit?: number;
   create(clients: Clients, key: string): LockUnderTest;
+  /** A read-write lock: one client of each cell writes, the others read (not run on 1,000 keys). */
+  readonly readWrite?: boolean;
   /** Whether a command sent is one try at the lock (when the lock does not count tries itself). */
   isTry?(name: string, firstArg: string | undefined): boolean;
 }
@@ -141,6 +145,40 @@ function redlockImpl(
   };
 }
 
+/**
+ * Locksmith's ReadWriteLock with one writer and readers: the first client of a cell to ask claims
+ * the writer's role (SET NX on a key of the cell's own), every other client reads. Its cells are run
+ * with one client more than the readers wanted (`--clients=2,6,11`: 1, 5 and 10 readers).
+ */
+function locksmithReadWrite(id: string, label: string, client: keyof Clients): ImplSpec {
+  return {
+    id,
+    label,
+    family: 'locksmith',
+    readWrite: true,
+    // Readers hold it together: the count of overlapping holders is not a violation here; the
+    // parent checks instead that no writer overlapped anyone.
+    limit: Number.MAX_SAFE_INTEGER,
+    create(clients, key) {
+      const rw = new lib.ReadWriteLock(clients[client], key, { ttlMs: TTL_MS });
+      let role: 'read' | 'write' | undefined;
+      const claimed = clients.ioredis.set(`${key}:bench-writer`, '1', 'NX').then((ok) => {
+        role = ok === 'OK' ? 'write' : 'read';
+        return role;
+      });
+      return {
+        role: () => role,
+        async acquire() {
+          const side = (role ?? (await claimed)) === 'write' ? rw.writeLock() : rw.readLock();
+          const lease = await side.acquire();
+          return () => lease.release();
+        },
+      };
+    },
+    isTry: locksmithTry,
+  };
+}
+
 const oneMs = { retryCount: 100_000, retryDelay: 1, retryJitter: 0 };
 
 export const impls: readonly ImplSpec[] = [
@@ -155,6 +193,7 @@ export const impls: readonly ImplSpec[] = [
     create: (clients, key) => referenceHandOff(clients.ioredis, key, TTL_MS),
     isTry: (name, firstArg) => name === 'eval' && firstArg === REFERENCE_ACQUIRE,
   },
+  locksmithReadWrite('locksmith-rw-ioredis', 'Locksmith ReadWriteLock, 1 writer (ioredis)', 'ioredis'),
   book('book-original', 'Book: original lock (SETNX+EXPIRE, WATCH/MULTI)', originalLock),
   book('book-lua', 'Book: Lua lock', luaLock),
   locksmith('locksmith-semaphore-ioredis', 'Locksmith Semaphore/3 (ioredis)', lib.Semaphore, 'ioredis'),

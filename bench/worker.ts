@@ -97,6 +97,7 @@ async function runContended(startAt: number, endAt: number): Promise<CellResult>
     roundTrips: counter.roundTrips,
     errors,
     errorSamples,
+    role: lock.role?.(),
   };
 }
 
