@@ -7,6 +7,7 @@
  * of them, and the checker counts permits held by valid holders against that limit (`lockLimit`).
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   FairMutex,
   type Lease,
@@ -218,6 +219,13 @@ function reentrantHolds(mutex: ReentrantMutex, config: WorkerConfig): LockAdapte
       // A re-entry that fails (Redis unreachable, its reply lost) is a nested call that failed: the
       // worker still holds the lock by the outer lease, and works and releases with it alone.
       const inner = (await mutex.tryAcquire({ signal, owner }).catch(() => null)) ?? undefined;
+      // The re-entry is a round trip more: the outer lease may have lapsed meanwhile (an extension
+      // held up by the proxy). A holder is handed over only with validity left, as the lock does.
+      if (!outer.isHeld || (inner && !inner.isHeld)) {
+        const releases = Promise.allSettled([inner?.release(), outer.release()]);
+        await Promise.race([releases, sleep(config.ttlMs)]);
+        throw new Error('LockLostError: the outer hold lapsed while the re-entry was in flight');
+      }
       if (!inner) return fromLease(outer, mutex.keys.lock);
       if (inner.fencingToken !== outer.fencingToken) {
         // Never seen; left held, so the checker's orphaned-key check reports it as well.
