@@ -228,7 +228,9 @@ function reentrantHolds(mutex: ReentrantMutex, config: WorkerConfig): LockAdapte
       }
       if (!inner) return fromLease(outer, mutex.keys.lock);
       if (inner.fencingToken !== outer.fencingToken) {
-        // Never seen; left held, so the checker's orphaned-key check reports it as well.
+        // Redis forgot the outer hold (a restart without persistence): the "re-entry" took a free
+        // lock afresh. Not a re-entry, so not handed over; any other cause shows as a failure here.
+        await Promise.race([Promise.allSettled([inner.release(), outer.release()]), sleep(config.ttlMs)]);
         throw new Error(`re-entry changed the fencing token: ${outer.fencingToken} → ${inner.fencingToken}`);
       }
       const [first, second] = Math.random() < 0.5 ? [inner, outer] : [outer, inner];
