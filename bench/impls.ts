@@ -24,6 +24,8 @@ export type Release = () => Promise<unknown>;
 
 export interface LockUnderTest {
   acquire(): Promise<Release>;
+  /** A read-write lock's side this client takes (known once its first acquisition started). */
+  readonly role?: () => 'read' | 'write' | undefined;
   /** Tries so far, when the lock counts them itself. */
   readonly tries?: () => number;
 }
@@ -55,6 +57,8 @@ export interface ImplSpec {
   /** How many independent Redis servers it locks across (3 for the Redlock cells; default 1). */
   readonly servers?: 1 | 3;
   create(clients: Clients, key: string): LockUnderTest;
+  /** A read-write lock: one client of each cell writes, the others read (not run on 1,000 keys). */
+  readonly readWrite?: boolean;
   /** Whether a command sent is one try at the lock (when the lock does not count tries itself). */
   isTry?(name: string, firstArg: string | undefined): boolean;
 }
@@ -154,6 +158,40 @@ function redlockImpl(
         tries: () => tries,
       };
     },
+  };
+}
+
+/**
+ * Locksmith's ReadWriteLock with one writer and readers: the first client of a cell to ask claims
+ * the writer's role (SET NX on a key of the cell's own), every other client reads. Its cells are run
+ * with one client more than the readers wanted (`--clients=2,6,11`: 1, 5 and 10 readers).
+ */
+function locksmithReadWrite(id: string, label: string, client: 'ioredis' | 'nodeRedis' | 'ioredisFailFast'): ImplSpec {
+  return {
+    id,
+    label,
+    family: 'locksmith',
+    readWrite: true,
+    // Readers hold it together: the count of overlapping holders is not a violation here; the
+    // parent checks instead that no writer overlapped anyone.
+    limit: Number.MAX_SAFE_INTEGER,
+    create(clients, key) {
+      const rw = new lib.ReadWriteLock(clients[client], key, { ttlMs: TTL_MS });
+      let role: 'read' | 'write' | undefined;
+      const claimed = clients.ioredis.set(`${key}:bench-writer`, '1', 'NX').then((ok) => {
+        role = ok === 'OK' ? 'write' : 'read';
+        return role;
+      });
+      return {
+        role: () => role,
+        async acquire() {
+          const side = (role ?? (await claimed)) === 'write' ? rw.writeLock() : rw.readLock();
+          const lease = await side.acquire();
+          return () => lease.release();
+        },
+      };
+    },
+    isTry: locksmithTry,
   };
 }
 
@@ -296,6 +334,7 @@ export const impls: readonly ImplSpec[] = [
     uncontendedOnly: true,
     create: (clients, key) => rawScriptsNodeRedis(clients.nodeRedis, key, TTL_MS),
   },
+  locksmithReadWrite('locksmith-rw-ioredis', 'Locksmith ReadWriteLock, 1 writer (ioredis)', 'ioredis'),
   book('book-original', 'Book: original lock (SETNX+EXPIRE, WATCH/MULTI)', originalLock),
   book('book-lua', 'Book: Lua lock', luaLock),
   locksmith('locksmith-semaphore-ioredis', 'Locksmith Semaphore/3 (ioredis)', lib.Semaphore, 'ioredis'),

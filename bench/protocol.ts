@@ -18,6 +18,8 @@ export interface CellResult {
   errorSamples: string[];
   /** CPU time this client process used during the window (user + system), µs. */
   cpuUs: number;
+  /** The read-write lock side this client took (read-write cells only). */
+  role?: 'read' | 'write' | undefined;
 }
 
 export type ToParent =

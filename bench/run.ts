@@ -161,6 +161,8 @@ export interface Cell {
   cpuUsPerAcquisition: { clients: number; redis: number };
   /** Cores the whole machine kept busy during the cell (ours and other processes'), of `cores`. */
   machineBusyCores: number;
+  /** A read-write lock's cell: readers, each side's acquisitions/s, writer sections that overlapped another. */
+  readWrite?: { readers: number; readerAcqPerS: number; writerAcqPerS: number; writerOverlaps: number };
 }
 
 async function runCell(
@@ -216,6 +218,7 @@ async function runCell(
   const waits = acquisitions.map((a) => (a.enteredAt - a.calledAt) / 1000).sort((a, b) => a - b);
   const counts = results.map((r) => r.stamps.length / 3);
   const order = orderStats(acquisitions, spec.limit ?? 1);
+  const readWrite = spec.readWrite ? readWriteStats(acquisitions, results, durationMs / 1000) : undefined;
   const sum = (f: (r: CellResult) => number) => results.reduce((a, r) => a + f(r), 0);
   return {
     impl: spec.id,
@@ -246,7 +249,8 @@ async function runCell(
     jain: jainIndex(counts),
     errors: sum((r) => r.errors),
     errorSamples: results.flatMap((r) => r.errorSamples).slice(0, 3),
-    violations: order.violations,
+    violations: order.violations + (readWrite?.writerOverlaps ?? 0),
+    ...(readWrite ? { readWrite } : {}),
     cpuUsPerAcquisition: { clients: sum((r) => r.cpuUs) / n, redis: redisCpu / n },
     machineBusyCores: busyShare * cpus().length,
   };
@@ -256,6 +260,25 @@ async function sumOver(admins: readonly Redis[], read: (admin: Redis) => Promise
   let sum = 0;
   for (const admin of admins) sum += await read(admin);
   return sum;
+}
+
+/** Per side of a read-write cell: acquisitions/s, and writer sections that overlapped any other. */
+function readWriteStats(
+  acquisitions: readonly Acquisition[],
+  results: readonly CellResult[],
+  durationS: number,
+) {
+  const isWriter = (a: Acquisition) => results[a.client]?.role === 'write';
+  const writes = acquisitions.filter(isWriter);
+  const writerOverlaps = writes.filter((w) =>
+    acquisitions.some((o) => o !== w && o.enteredAt < w.leftAt && w.enteredAt < o.leftAt),
+  ).length;
+  return {
+    readers: results.filter((r) => r.role === 'read').length,
+    readerAcqPerS: (acquisitions.length - writes.length) / durationS,
+    writerAcqPerS: writes.length / durationS,
+    writerOverlaps,
+  };
 }
 
 function redisBenchmark(server: { host: string; port: number }, requests: number): number | undefined {
@@ -372,7 +395,10 @@ async function main(): Promise<void> {
           cells.push(cell);
           console.log(
             `  ${spec.id.padEnd(28)} ${String(clients).padStart(2)} clients, cs ${csMs} ms: ${fmt(cell.acquisitionsPerS)} acq/s, ` +
-              `${fmt(cell.roundTripsPerAcquisition, 2)} rt/acq, p99 ${fmt(cell.waitMs.p99, 2)} ms, errors ${cell.errors}, violations ${cell.violations}`,
+              `${fmt(cell.roundTripsPerAcquisition, 2)} rt/acq, p99 ${fmt(cell.waitMs.p99, 2)} ms, errors ${cell.errors}, violations ${cell.violations}` +
+              (cell.readWrite
+                ? `; ${cell.readWrite.readers} readers ${fmt(cell.readWrite.readerAcqPerS)} acq/s, 1 writer ${fmt(cell.readWrite.writerAcqPerS)} acq/s`
+                : ''),
           );
         }
       }
@@ -386,9 +412,10 @@ async function main(): Promise<void> {
       roundTripsPerCycle: number;
       errors: number;
     }[] = [];
-    // Not the Redlock cells: their 1,000 keys would be spread over three servers.
+    // Not the Redlock cells (their 1,000 keys would be spread over three servers), nor read-write ones.
     const multiKeyImpls = selected.filter(
-      (s) => !s.tuned && (s.servers ?? 1) === 1 && (!config.quick || s.family === 'locksmith'),
+      (s) =>
+        !s.tuned && (s.servers ?? 1) === 1 && !s.readWrite && (!config.quick || s.family === 'locksmith'),
     );
     for (const spec of multiKeyImpls) {
       const w = workers[0] as Worker;
@@ -535,7 +562,11 @@ function printReport(
     evalshaCeiling,
     config,
   );
-  printSemaphoreTargets(cells, fmt, pct);
+  printSemaphoreTargets(
+    cells.filter((c) => !c.readWrite),
+    fmt,
+    pct,
+  );
 }
 
 /** Redis commands per acquisition by command, for Locksmith and the reference, at the top client count. */

@@ -120,6 +120,7 @@ async function runContended(warmFrom: number, startAt: number, endAt: number): P
     roundTrips: counter.roundTrips,
     errors,
     errorSamples,
+    role: lock.role?.(),
   };
 }
 

@@ -11,6 +11,7 @@ export type LockErrorCode =
   | 'NOT_HELD'
   | 'PERMITS_OVER_LIMIT'
   | 'NO_QUORUM'
+  | 'WOULD_DEADLOCK'
   | 'UNSUPPORTED_CLIENT'
   | 'UNSUPPORTED_SERVER'
   | 'CLIENT_CLOSED'
@@ -169,6 +170,21 @@ export function isRetryable(error: unknown): boolean {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The call would wait for a lock its own async context holds, and so for ever: a write lock asked
+ * for inside a `using()` of the same read-write lock's read side (an upgrade; two readers upgrading
+ * at once would each wait for the other), or a read lock inside its write side's `using()`.
+ */
+export class WouldDeadlockError extends LockError {
+  override readonly name = 'WouldDeadlockError';
+  constructor(
+    readonly lockName: string,
+    message: string,
+  ) {
+    super('WOULD_DEADLOCK', `Lock "${lockName}": ${message}`);
+  }
 }
 
 /** The object passed as a Redis client is neither ioredis nor node-redis. */

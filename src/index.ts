@@ -34,6 +34,7 @@ export {
   UnexpectedReplyError,
   UnsupportedClientError,
   UnsupportedServerError,
+  WouldDeadlockError,
 } from './errors.js';
 export {
   LOCK_EVENTS_CHANNEL,
@@ -65,10 +66,12 @@ export {
 export { FairMutex } from './primitives/fair-mutex.js';
 export type { LockedWork } from './primitives/lock-shell.js';
 export { Mutex } from './primitives/mutex.js';
+export { type ReadLock, ReadWriteLock, type WriteLock } from './primitives/read-write-lock.js';
 export { ReentrantMutex } from './primitives/reentrant-mutex.js';
 export { Semaphore } from './primitives/semaphore.js';
 export type { FairLockState } from './protocol/fair-mutex.js';
 export type { LockState } from './protocol/lock-state.js';
+export type { ReadWriteLockState } from './protocol/read-write-lock.js';
 export type { ReentrantLockState } from './protocol/reentrant-mutex.js';
 export type { SemaphoreHolder, SemaphoreState } from './protocol/semaphore.js';
 export { RedlockMutex, type RedlockState } from './redlock/redlock-mutex.js';

@@ -40,9 +40,6 @@ export abstract class HandOffLock<
   State extends LockState,
   Call extends AcquireOptions = AcquireOptions,
 > extends ScriptedLock<Options, State, Call> {
-  /** Where this client's waiters hear their hand-offs (one channel per client and lock). */
-  private readonly grantedChannel: string;
-
   constructor(
     client: RedisClient,
     name: string,
@@ -51,7 +48,6 @@ export abstract class HandOffLock<
     private readonly policy: HandOffPolicy,
   ) {
     super(client, name, options, resolveOptions);
-    this.grantedChannel = this.clientChannel(this.keys.grantedChannelPrefix);
   }
 
   /** How long a waiter's queue place lives without being renewed. */

@@ -66,7 +66,7 @@ export class ReentrantMutex extends HandOffLock<
    * as that owner, and releases this hold in `finally`. Calls of this lock inside `work`, however
    * deeply nested, are holds of the same owner unless they name another.
    */
-  override using<T>(work: LockedWork<T>, options?: ReentrantAcquireOptions): Promise<T> {
+  override async using<T>(work: LockedWork<T>, options?: ReentrantAcquireOptions): Promise<T> {
     checkFunction('work', work);
     // Options that are not an object are the shell's to refuse, before anything reaches Redis.
     if (options !== undefined && (options === null || typeof options !== 'object')) {

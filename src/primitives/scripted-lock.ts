@@ -25,6 +25,8 @@ export abstract class ScriptedLock<
   readonly keys: LockKeys;
   /** @internal */
   protected readonly context: ClientContext;
+  /** @internal Where this client's waiters hear their hand-offs (one channel per client and lock). */
+  protected readonly grantedChannel: string;
 
   /** Checks the arguments in their order (name, client, options) before anything reaches Redis. */
   constructor(
@@ -38,6 +40,7 @@ export abstract class ScriptedLock<
     super(checkedName, resolveOptions(options));
     this.context = context;
     this.keys = lockKeys(this.options.prefix, name);
+    this.grantedChannel = this.clientChannel(this.keys.grantedChannelPrefix);
   }
 
   /** @internal Runs one typed script call on this lock's client. */

@@ -1,5 +1,4 @@
 import type { RedisClient } from '../adapters/client-types.js';
-import { PermitsOverLimitError } from '../errors.js';
 import {
   type CallOptionTable,
   type EffectiveOptions,
@@ -8,22 +7,10 @@ import {
   type SemaphoreOptions,
   semaphoreCallOptions,
 } from '../options.js';
-import type { FairAcquireResult } from '../protocol/fair-mutex.js';
-import { semaphoreKeys } from '../protocol/keys.js';
-import {
-  type SemaphoreScriptKeys,
-  type SemaphoreState,
-  semaphoreAcquire,
-  semaphoreExtend,
-  semaphoreInspect,
-  semaphoreRelease,
-  semaphoreSetLimit,
-} from '../protocol/semaphore.js';
+import { type SemaphoreState, semaphoreSetLimit } from '../protocol/semaphore.js';
 import { checkCount, checkPermits } from '../validation.js';
-import { Waiter } from './fair-waiter.js';
 import type { AttemptCall, AttemptHooks } from './lock-shell.js';
-import { queuedAttempt } from './queued-attempt.js';
-import { ScriptedLock } from './scripted-lock.js';
+import { PermitLock } from './permit-lock.js';
 
 /**
  * A counting semaphore on one Redis deployment: at most `limit` permits are held at once, across
@@ -51,20 +38,13 @@ import { ScriptedLock } from './scripted-lock.js';
  * their permits until they release. `tryAcquire()` never queues: it takes permits only when enough
  * are free and nobody is waiting.
  */
-export class Semaphore extends ScriptedLock<SemaphoreOptions, SemaphoreState, SemaphoreAcquireOptions> {
-  /** @internal The keys its scripts name (the lock key holds the holders). */
-  readonly semaphoreKeys: SemaphoreScriptKeys;
-  /** Where this client's waiters hear their hand-offs (one channel per client and lock). */
-  private readonly grantedChannel: string;
-
+export class Semaphore extends PermitLock<SemaphoreOptions, SemaphoreState, SemaphoreAcquireOptions> {
   constructor(
     client: RedisClient,
     name: string,
     options: Partial<SemaphoreOptions> & Pick<SemaphoreOptions, 'limit'>,
   ) {
     super(client, name, options, resolveSemaphoreOptions);
-    this.semaphoreKeys = Object.freeze({ ...this.keys, ...semaphoreKeys(this.keys) });
-    this.grantedChannel = this.clientChannel(this.keys.grantedChannelPrefix);
   }
 
   /**
@@ -84,58 +64,23 @@ export class Semaphore extends ScriptedLock<SemaphoreOptions, SemaphoreState, Se
   }
 
   /** @internal */
-  protected planAttempts({ token, options, mode, deadline }: AttemptCall<SemaphoreOptions>): AttemptHooks {
-    checkPermits('permits', options.permits, options.limit);
-    const waiter = new Waiter(token, options.clock);
-    return {
-      attempt: () =>
-        queuedAttempt(waiter, options, mode === 'wait' ? deadline : undefined, (entryTtlMs) =>
-          this.send(token, options, entryTtlMs),
-        ),
-      wake: [{ hub: this.hub(), channel: this.grantedChannel, accept: (message) => waiter.hear(message) }],
-      // The message is the grant itself: hearing it is not another attempt.
-      wakeUpIsRetry: false,
-      mayHaveLeftState: () => true,
-    };
-  }
-
-  /** @internal Gives the permits back (handing them to the next waiters), or leaves the queue. */
-  protected sendRelease(token: string): Promise<boolean> {
-    return this.run(semaphoreRelease(this.semaphoreKeys, { token, limit: this.options.limit }));
+  protected override planAttempts(call: AttemptCall<SemaphoreOptions>): AttemptHooks {
+    checkPermits('permits', call.options.permits, call.options.limit);
+    return super.planAttempts(call);
   }
 
   /** @internal */
-  protected override sendExtend(token: string, ttlMs: number): Promise<boolean> {
-    return this.run(semaphoreExtend(this.keys, { token, ttlMs }));
+  protected limitOf(options: Readonly<SemaphoreOptions>): number {
+    return options.limit;
+  }
+
+  /** @internal */
+  protected permitsOf(options: EffectiveOptions<SemaphoreOptions>): number {
+    return options.permits;
   }
 
   /** @internal */
   protected readState(): Promise<SemaphoreState> {
-    return this.run(semaphoreInspect(this.semaphoreKeys, { limit: this.options.limit }));
-  }
-
-  /** @internal A token holds permits when it is among the holders (not only the first). */
-  protected override async holds(token: string): Promise<boolean> {
-    return (await this.readState()).holders.some((holder) => holder.token === token);
-  }
-
-  /** One enqueue-or-acquire script call; a request above a lowered limit fails for good. */
-  private async send(
-    token: string,
-    options: EffectiveOptions<SemaphoreOptions>,
-    entryTtlMs: number,
-  ): Promise<FairAcquireResult> {
-    const result = await this.run(
-      semaphoreAcquire(this.semaphoreKeys, {
-        token,
-        ttlMs: options.ttlMs,
-        permits: options.permits,
-        limit: options.limit,
-        entryTtlMs,
-        grantChannel: this.grantedChannel,
-      }),
-    );
-    if ('overLimit' in result) throw new PermitsOverLimitError(this.name, options.permits, result.overLimit);
-    return result;
+    return this.readHolders();
   }
 }

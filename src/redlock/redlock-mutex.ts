@@ -157,8 +157,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const already = (r: (typeof replies)[number]) =>
       r.outcome === 'value' && r.value.fencingToken === fencingToken;
     let have = replies.filter(already).length;
-    const rank = (r: (typeof replies)[number]) =>
-      r.outcome === 'value' ? (r.value.acquired ? 0 : 1) : 2;
+    const rank = (r: (typeof replies)[number]) => (r.outcome === 'value' ? (r.value.acquired ? 0 : 1) : 2);
     const candidates = replies
       .filter((r) => !already(r))
       .sort((a, b) => rank(a) - rank(b))

@@ -23,6 +23,7 @@ import {
   LockOwner,
   LockTimeoutError,
   Mutex,
+  ReadWriteLock,
   RedisExpLock,
   ReentrantMutex,
   refreshFairSemaphore,
@@ -31,6 +32,7 @@ import {
   releaseSemaphore,
   Semaphore,
   TooManyAttemptsError,
+  WouldDeadlockError,
 } from '../../src/index.js';
 import { scriptCalls } from '../fixtures/commandstats.js';
 import {
@@ -52,6 +54,7 @@ export interface Vars {
   redis: RedisClient;
   mutex: Mutex;
   reentrant: ReentrantMutex;
+  rw: ReadWriteLock;
   lease: Lease;
   lock: RedisExpLock;
   key: string;
@@ -712,6 +715,39 @@ const definedRows = [
       assert.ok(lease.fencingToken > (seen[0] as number));
       assert.equal(await lease.release(), true);
       assert.equal(await lease.release(), false);
+    },
+  }),
+  defineRow({
+    youUsed: 'Redisson `getReadWriteLock(name)`: `readLock()` / `writeLock()`',
+    snippets: {
+      create: ({ client, name }) => new ReadWriteLock(client, name),
+      read: ({ rw }) => rw.readLock().acquire(),
+      write: ({ rw }) => rw.writeLock().acquire(),
+    },
+    inLocksmith: (c) =>
+      `${c.create}; ${c.read} (shared) / ${c.write} (exclusive), each a lease like a \`Mutex\`'s. Readers and writers wait in one FIFO queue, so writers are not starved (Redisson lets a reader in while a writer waits). Write to read: \`rw.downgrade(writeLease)\`, atomic. Read to write is refused as in Redisson: inside \`using()\` it rejects with \`WouldDeadlockError\` instead of waiting for ever.`,
+    async check(s, env) {
+      const name = env.name();
+      const rw = s.create(vars({ client: env.client, name })) as ReadWriteLock;
+      const other = s.create(vars({ client: env.other, name })) as ReadWriteLock;
+      const [r1, r2] = (await Promise.all([s.read(vars({ rw })), s.read(vars({ rw: other }))])) as Lease[];
+      assert.equal((await rw.inspect()).readers, 2, 'readers share it');
+      const writing = track(s.write(vars({ rw: other })) as Promise<Lease>);
+      await waitUntil('the writer is queued', async () => (await rw.inspect()).queueLength === 1);
+      const lateReader = track(s.read(vars({ rw })) as Promise<Lease>);
+      await waitUntil('a later reader queues behind the writer', async () => (await rw.inspect()).queueLength === 2);
+      await r1?.release();
+      await r2?.release();
+      const written = await writing.result;
+      assert.ok('value' in written, 'the writer got in before the later reader');
+      assert.equal((await rw.inspect()).readers, 0);
+      assert.equal(await rw.downgrade(written.value), true);
+      const late = await lateReader.result;
+      assert.ok('value' in late, 'the downgrade let the queued reader in');
+      assert.equal((await rw.inspect()).readers, 2);
+      await rejectsWith(rw.readLock().using(() => rw.writeLock().acquire()), WouldDeadlockError);
+      await late.value.release();
+      await written.value.release();
     },
   }),
 ];

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { check, type KeyFindings } from './toolkit/checker.js';
+import { READ_WRITE_PERMITS } from './toolkit/locks.js';
 import type { HistoryEvent } from './toolkit/protocol.js';
 import type { ResourceStats } from './toolkit/resource.js';
 
@@ -139,6 +140,36 @@ describe('fault-suite checker', () => {
     ];
     assert.equal(check(events, cleanResource(), noKeys, 2).violations.overlap, 1);
     assert.equal(check(events, cleanResource(), noKeys, 3).violations.overlap, 0);
+  });
+
+  test('readers-writer (a writer holds every permit, a reader one): readers overlap, a writer overlaps nobody', () => {
+    const all = READ_WRITE_PERMITS;
+    const readers = [
+      ...hold({ w: 0, fence: 1, enter: 0, exit: 10, validUntil: 500 }),
+      ...hold({ w: 1, fence: 2, enter: 2, exit: 12, validUntil: 502 }),
+      ...hold({ w: 2, fence: 3, enter: 4, exit: 14, validUntil: 504 }),
+    ];
+    assert.equal(check(readers, cleanResource(), noKeys, all).totalViolations, 0);
+    const writerAfter = [
+      ...readers,
+      ...hold({ w: 3, fence: 4, enter: 15, exit: 20, validUntil: 515, permits: all }),
+    ];
+    assert.equal(check(writerAfter, cleanResource(), noKeys, all).totalViolations, 0);
+    const writerAmongReaders = [
+      ...readers,
+      ...hold({ w: 3, fence: 4, enter: 13, exit: 20, validUntil: 513, permits: all }),
+    ];
+    assert.equal(check(writerAmongReaders, cleanResource(), noKeys, all).violations.overlap, 1);
+    const readerInWriter = [
+      ...hold({ w: 0, fence: 1, enter: 0, exit: 10, validUntil: 500, permits: all }),
+      ...hold({ w: 1, fence: 2, enter: 9, exit: 12, validUntil: 509 }),
+    ];
+    assert.equal(check(readerInWriter, cleanResource(), noKeys, all).violations.overlap, 1);
+    const twoWriters = [
+      ...hold({ w: 0, fence: 1, enter: 0, exit: 10, validUntil: 500, permits: all }),
+      ...hold({ w: 1, fence: 2, enter: 9, exit: 12, validUntil: 509, permits: all }),
+    ];
+    assert.equal(check(twoWriters, cleanResource(), noKeys, all).violations.overlap, 1);
   });
 
   test('at most K: holders past their validity (paused) do not count', () => {

@@ -52,6 +52,7 @@ const lockLabel: Record<LockKind, string> = {
   mutex: 'Mutex',
   'fair-mutex': 'FairMutex',
   'reentrant-mutex': 'ReentrantMutex',
+  'read-write-lock': 'ReadWriteLock',
   semaphore: `Semaphore/${SEMAPHORE_LIMIT}`,
   'leaky-semaphore': 'leaky Semaphore',
   'no-lock': 'no lock',

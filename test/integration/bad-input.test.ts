@@ -9,6 +9,7 @@ import {
   FairMutex,
   fencedWrite,
   Mutex,
+  ReadWriteLock,
   type RedisClient,
   RedisExpLock,
   RedlockMutex,
@@ -182,6 +183,18 @@ const cases: Case[] = [
   [
     'ReentrantMutex using() with options not an object',
     (c) => new ReentrantMutex(c, 'x').using(() => 1, 5 as never),
+    TypeError,
+  ],
+  ['ReadWriteLock with a misspelt option', (c) => new ReadWriteLock(c, 'x', { ttl: 5 } as object), TypeError],
+  ['ReadWriteLock with a name starting with `}`', (c) => new ReadWriteLock(c, '}x'), RangeError],
+  [
+    'ReadWriteLock read with permits',
+    (c) => new ReadWriteLock(c, 'x').readLock().acquire({ permits: 2 } as object),
+    TypeError,
+  ],
+  [
+    'ReadWriteLock write using() without a function',
+    (c) => new ReadWriteLock(c, 'x').writeLock().using(5 as never),
     TypeError,
   ],
   ['owner given to a Mutex', (c) => new Mutex(c, 'x').acquire({ owner: 1 } as object), TypeError],

@@ -9,7 +9,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Redis as IORedis } from 'ioredis';
-import { FairMutex, LockOwner, LockTimeoutError, Mutex, ReentrantMutex, Semaphore } from '../../src/index.js';
+import {
+  FairMutex,
+  LockOwner,
+  LockTimeoutError,
+  Mutex,
+  ReadWriteLock,
+  ReentrantMutex,
+  Semaphore,
+} from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { until } from '../fixtures/helpers.js';
 
@@ -89,5 +97,21 @@ describe("the README's minimal ACL user", () => {
     assert.equal(await outer.release(), true);
     assert.equal(await inner.release(), true);
     assert.equal(await mutex.isLocked(), false);
+  });
+
+  test('runs a ReadWriteLock: readers, a writer, a downgrade', async () => {
+    await server.command(...((setUser as string).split(' ') as [string, ...string[]]));
+    const rw = new ReadWriteLock(login(), 'acl-rw', { ttlMs: 5_000 });
+    const other = new ReadWriteLock(login(), 'acl-rw', { ttlMs: 5_000 });
+    const write = await rw.writeLock().acquire();
+    await write.extend(6_000);
+    const reading = other.readLock().acquire({ timeoutMs: 10_000 });
+    await until(async () => (await rw.inspect()).queueLength === 1, 'the reader is queued');
+    assert.equal(await rw.downgrade(write), true);
+    const read = await reading;
+    assert.equal((await rw.inspect()).readers, 2);
+    assert.equal(await read.release(), true);
+    assert.equal(await write.release(), true);
+    assert.equal(await rw.readLock().isLocked(), false);
   });
 });

@@ -29,6 +29,9 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
     const name = nameMaker(`${lockKind.name}-${kind.name}`);
     const lock = (client: TestClient, lockName: string, options?: Parameters<LockKind['create']>[2]) =>
       lockKind.create(client.client, lockName, options);
+    // The other party while \`lock\` is held: the same kind, or what a shared lock excludes.
+    const contender = (client: TestClient, lockName: string, options?: Parameters<LockKind['create']>[2]) =>
+      (lockKind.contender ?? lockKind.create)(client.client, lockName, options);
     const waitersAre = (subject: ContractLock, count: number) =>
       until(
         async () => (await lockKind.waiters(subject, redis.a)) === count,
@@ -74,9 +77,9 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
     test('tryAcquire returns null when held, never throws for contention', async () => {
       const mutex = lock(redis.a, name());
       const held = await mutex.acquire();
-      assert.equal(await lock(redis.b, mutex.name).tryAcquire(), null);
+      assert.equal(await contender(redis.b, mutex.name).tryAcquire(), null);
       await held.release();
-      const next = await lock(redis.b, mutex.name).tryAcquire();
+      const next = await contender(redis.b, mutex.name).tryAcquire();
       assert.ok(next);
       assert.ok(next.fencingToken > held.fencingToken);
       await next.release();
@@ -86,7 +89,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const { a } = redis;
       const mutex = lock(a, name(), { ttlMs: 5_000 });
       const lease = await mutex.acquire();
-      const other = lock(redis.b, mutex.name);
+      const other = contender(redis.b, mutex.name);
       assert.equal(await other.releaseToken('f'.repeat(32)), false);
       assert.equal((await mutex.inspect()).ownerToken, lease.token, 'still held by the owner');
       // A lease whose lock was taken over cannot extend it either.
@@ -153,7 +156,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
     test('a waiter wakes on release instead of waiting out the TTL', async () => {
       const mutex = lock(redis.a, name(), { ttlMs: 20_000 });
       const held = await mutex.acquire();
-      const waiting = awaitedLater(lock(redis.b, mutex.name).acquire({ timeoutMs: 15_000 }));
+      const waiting = awaitedLater(contender(redis.b, mutex.name).acquire({ timeoutMs: 15_000 }));
       await waitersAre(mutex, 1);
       const released = performance.now();
       await held.release();
@@ -171,7 +174,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       await resetStats(server);
       const waiters = Array.from({ length: 5 }, () =>
         awaitedLater(
-          lock(redis.b, mutex.name)
+          contender(redis.b, mutex.name)
             .acquire({ timeoutMs: 20_000 })
             .then((l) => l.release()),
         ),
@@ -197,7 +200,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const leases: Lease[] = [];
       const waiters = Array.from({ length: 5 }, () =>
         awaitedLater(
-          lock(redis.b, mutex.name)
+          contender(redis.b, mutex.name)
             .acquire({ timeoutMs: 20_000 })
             .then((lease) => {
               leases.push(lease);
@@ -228,9 +231,9 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const mutex = lock(redis.a, name(), { ttlMs: 20_000 });
       const held = await mutex.acquire();
       // The impatient waiter registers first and has the earliest deadline: it would be woken first.
-      const impatient = awaitedLater(lock(redis.b, mutex.name).acquire({ timeoutMs: 300 }));
+      const impatient = awaitedLater(contender(redis.b, mutex.name).acquire({ timeoutMs: 300 }));
       await waitersAre(mutex, 1);
-      const patient = awaitedLater(lock(redis.b, mutex.name).acquire({ timeoutMs: 15_000 }));
+      const patient = awaitedLater(contender(redis.b, mutex.name).acquire({ timeoutMs: 15_000 }));
       await assert.rejects(impatient, LockTimeoutError);
       await waitersAre(mutex, 1); // the impatient one left, the patient one is registered
       const released = performance.now();
@@ -255,7 +258,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
     test('timeoutMs: LockTimeoutError, and nothing left locked', async () => {
       const mutex = lock(redis.a, name(), { ttlMs: 10_000 });
       const held = await mutex.acquire();
-      await assert.rejects(lock(redis.b, mutex.name).acquire({ timeoutMs: 200 }), (e: unknown) => {
+      await assert.rejects(contender(redis.b, mutex.name).acquire({ timeoutMs: 200 }), (e: unknown) => {
         assert.ok(e instanceof LockTimeoutError);
         assert.equal(e.code, 'LOCK_TIMEOUT');
         assert.ok(e.attempts >= 1);
@@ -269,7 +272,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const mutex = lock(redis.a, name());
       const held = await mutex.acquire();
       await assert.rejects(
-        lock(redis.b, mutex.name).acquire({ retries: 2, retryDelayMs: 10 }),
+        contender(redis.b, mutex.name).acquire({ retries: 2, retryDelayMs: 10 }),
         (e: unknown) => {
           assert.ok(e instanceof TooManyAttemptsError);
           assert.equal(e.attempts, 3);
@@ -283,7 +286,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const mutex = lock(redis.a, name());
       const held = await mutex.acquire();
       const controller = new AbortController();
-      const waiting = awaitedLater(lock(redis.b, mutex.name).acquire({ signal: controller.signal }));
+      const waiting = awaitedLater(contender(redis.b, mutex.name).acquire({ signal: controller.signal }));
       await waitersAre(mutex, 1);
       controller.abort(new Error('user gave up'));
       await assert.rejects(waiting, { message: 'user gave up' });
@@ -362,7 +365,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
         { locked: false, ownerToken: undefined, remainingTtlMs: undefined, lastFencingToken: 0 },
       );
       const lease = await mutex.acquire();
-      const state = await lock(redis.b, mutex.name).inspect();
+      const state = await contender(redis.b, mutex.name).inspect();
       assert.equal(state.locked, true);
       assert.equal(state.ownerToken, lease.token);
       assert.ok((state.remainingTtlMs ?? 0) > 4_000);
@@ -391,7 +394,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const mutex = lock(redis.a, name(), { ttlMs: 20_000 });
       const held = await mutex.acquire();
       const started = performance.now();
-      const waiting = awaitedLater(lock(redis.b, mutex.name).acquire({ timeoutMs: 25_000 }));
+      const waiting = awaitedLater(contender(redis.b, mutex.name).acquire({ timeoutMs: 25_000 }));
       await waitersAre(mutex, 1);
       // The channels this lock's waiters listen on (a waiter whose SUBSCRIBE the kill below cut off
       // would wait by polling instead: a different scenario).

@@ -1,5 +1,5 @@
 /**
- * Every exclusive lock kind the lock contract (lock-contract.ts) runs for. A new lock kind that
+ * Every lock kind the lock contract (lock-contract.ts) runs for (a shared one against what it excludes). A new lock kind that
  * promises the contract (a Semaphore with limit 1, a ReentrantMutex, a read-write lock's write
  * side, ...) registers here with one entry, and runs the whole contract for every client kind.
  */
@@ -11,6 +11,7 @@ import {
   type LockOptions,
   type LockState,
   Mutex,
+  ReadWriteLock,
   type RedisClient,
   ReentrantMutex,
   Semaphore,
@@ -39,6 +40,11 @@ export interface LockKind<L extends ContractLock = ContractLock> {
   /** A lock named `name` on `client`, as `new Kind(client, name, options)`. */
   create(client: RedisClient, name: string, options?: Partial<LockOptions>): L;
   /**
+   * The lock the contract contends with while one of these is held, as \`create\`: for a shared lock
+   * (a read-write lock's read side), what it excludes (the write side). Default: \`create\`.
+   */
+  contender?(client: RedisClient, name: string, options?: Partial<LockOptions>): ContractLock;
+  /**
    * How many waiters are registered for `lock` right now, read with a plain command on `redis` (no
    * script, so counting script calls is not disturbed). The contract orders its events by this
    * instead of sleeping: "the waiter has asked and is waiting".
@@ -65,6 +71,18 @@ export const lockKinds: readonly LockKind[] = [
   lockKind({
     name: 'ReentrantMutex',
     create: (client, name, options) => new ReentrantMutex(client, name, options),
+    waiters: async (lock, redis) => Number(await redis.command('LLEN', lock.keys.queue)),
+  }),
+  lockKind({
+    name: 'ReadWriteLock.writeLock',
+    create: (client, name, options) => new ReadWriteLock(client, name, options).writeLock(),
+    waiters: async (lock, redis) => Number(await redis.command('LLEN', lock.keys.queue)),
+  }),
+  lockKind({
+    // Readers share it: the contract's other party is a writer, which every reader excludes.
+    name: 'ReadWriteLock.readLock',
+    create: (client, name, options) => new ReadWriteLock(client, name, options).readLock(),
+    contender: (client, name, options) => new ReadWriteLock(client, name, options).writeLock(),
     waiters: async (lock, redis) => Number(await redis.command('LLEN', lock.keys.queue)),
   }),
   lockKind({

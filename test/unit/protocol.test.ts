@@ -19,7 +19,8 @@ import {
 } from '../../src/protocol/fair-mutex.js';
 import { fencedWriteCall } from '../../src/protocol/fenced-write.js';
 import { raiseFence } from '../../src/protocol/fencing-counter.js';
-import { lockKeys, reentrantKeys } from '../../src/protocol/keys.js';
+import { lockKeys, reentrantKeys, semaphoreKeys } from '../../src/protocol/keys.js';
+import { rwDowngrade } from '../../src/protocol/read-write-lock.js';
 import {
   reentrantAcquire,
   reentrantExtend,
@@ -62,6 +63,7 @@ const calls = {
   reentrantRelease: reentrantRelease(rkeys, { token, skipUnreached: true }),
   reentrantExtend: reentrantExtend(rkeys, { token, ttlMs: 1000 }),
   reentrantInspect: reentrantInspect(rkeys),
+  rwDowngrade: rwDowngrade({ ...keys, ...semaphoreKeys(keys) }, { token, limit: 9 }),
   ...semaphoreCalls(keys, token),
 };
 
@@ -113,6 +115,13 @@ describe('typed script calls', () => {
     assert.deepEqual(calls.reentrantRelease.keys, [...calls.fairRelease.keys, rkeys.holds]);
     assert.deepEqual(calls.reentrantExtend.keys, [keys.lock, rkeys.holds]);
     assert.deepEqual(calls.reentrantInspect.keys, [keys.lock, keys.fence, keys.queue, rkeys.holds]);
+    assert.deepEqual(calls.rwDowngrade.keys, [
+      keys.lock,
+      keys.fence,
+      keys.queue,
+      semaphoreKeys(keys).waiters,
+    ]);
+    assert.deepEqual(calls.rwDowngrade.args, [token, '9']);
     assert.deepEqual(calls.fencedWrite.keys, ['r', 'r:fence']);
     assert.deepEqual(calls.fencedWrite.args, ['7', 'v']);
   });

@@ -7,11 +7,13 @@
  * of them, and the checker counts permits held by valid holders against that limit (`lockLimit`).
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   FairMutex,
   type Lease,
   LockOwner,
   Mutex,
+  ReadWriteLock,
   type RedisClient,
   ReentrantMutex,
   Semaphore,
@@ -64,8 +66,15 @@ function fromLease(lease: Lease, key: string): HeldLock {
 /** Permits of the fault suite's Semaphore: with 4 workers taking 1 or 2 each, there is contention. */
 export const SEMAPHORE_LIMIT = 2;
 
+/**
+ * A read-write lock as the at-most-K checker sees it: a writer holds every one of these permits and
+ * a reader one, so "at most this many at once" is exactly "readers together, a writer alone".
+ */
+export const READ_WRITE_PERMITS = 2_147_483_647;
+
 /** How many permits a lock kind lets be held at once (1: an exclusive lock). */
 export function lockLimit(kind: LockKind): number {
+  if (kind === 'read-write-lock') return READ_WRITE_PERMITS;
   return kind === 'semaphore' || kind === 'leaky-semaphore' ? SEMAPHORE_LIMIT : 1;
 }
 
@@ -115,6 +124,23 @@ export function lockAdapter(
       return primitive(new FairMutex(client, name, options));
     case 'reentrant-mutex':
       return reentrantHolds(new ReentrantMutex(client, name, options), config);
+    case 'read-write-lock': {
+      // A third of the acquisitions write: enough writers to contend with, readers to overlap.
+      const rw = new ReadWriteLock(client, name, options);
+      return {
+        acquire: async (signal) => {
+          const write = Math.random() < 1 / 3;
+          const side = write ? rw.writeLock() : rw.readLock();
+          const lease =
+            config.acquireMode === 'try'
+              ? await side.tryAcquire({ signal })
+              : await side.acquire({ signal, retries: config.acquireRetries });
+          if (!lease) throw new NotAcquired('tryAcquire: held by a writer, or a writer held or waited');
+          const permits = write ? READ_WRITE_PERMITS : 1;
+          return { ...fromLease(lease, rw.readLock().keys.lock), permits, probeScript: SEMAPHORE_PROBE };
+        },
+      };
+    }
     case 'semaphore':
     case 'leaky-semaphore': {
       // The leaky one's Redis admits a permit more than the checker allows: it must be flagged.
@@ -175,7 +201,7 @@ export function lockAdapter(
 
 /**
  * A ReentrantMutex held twice by one owner: the outer acquisition (waiting, or a try), then a
- * re-entry that must not wait (`timeoutMs: 0`) and must carry the outer's fencing token (when the
+ * re-entry that must not wait (`tryAcquire()`) and must carry the outer's fencing token (when the
  * re-entry fails under a fault, the outer hold alone). The critical
  * section runs under both holds; they are released in a random order (the outer first half the
  * time, so the hold in the lock key's value is handed to the other), and the lock is free for the
@@ -192,10 +218,19 @@ function reentrantHolds(mutex: ReentrantMutex, config: WorkerConfig): LockAdapte
       if (!outer) throw new NotAcquired('tryAcquire: held by another owner');
       // A re-entry that fails (Redis unreachable, its reply lost) is a nested call that failed: the
       // worker still holds the lock by the outer lease, and works and releases with it alone.
-      const inner = await mutex.acquire({ signal, owner, timeoutMs: 0 }).catch(() => undefined);
+      const inner = (await mutex.tryAcquire({ signal, owner }).catch(() => null)) ?? undefined;
+      // The re-entry is a round trip more: the outer lease may have lapsed meanwhile (an extension
+      // held up by the proxy). A holder is handed over only with validity left, as the lock does.
+      if (!outer.isHeld || (inner && !inner.isHeld)) {
+        const releases = Promise.allSettled([inner?.release(), outer.release()]);
+        await Promise.race([releases, sleep(config.ttlMs)]);
+        throw new Error('LockLostError: the outer hold lapsed while the re-entry was in flight');
+      }
       if (!inner) return fromLease(outer, mutex.keys.lock);
       if (inner.fencingToken !== outer.fencingToken) {
-        // Never seen; left held, so the checker's orphaned-key check reports it as well.
+        // Redis forgot the outer hold (a restart without persistence): the "re-entry" took a free
+        // lock afresh. Not a re-entry, so not handed over; any other cause shows as a failure here.
+        await Promise.race([Promise.allSettled([inner.release(), outer.release()]), sleep(config.ttlMs)]);
         throw new Error(`re-entry changed the fencing token: ${outer.fencingToken} → ${inner.fencingToken}`);
       }
       const [first, second] = Math.random() < 0.5 ? [inner, outer] : [outer, inner];

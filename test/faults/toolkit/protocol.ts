@@ -24,6 +24,8 @@ export type LockKind =
   | 'fair-mutex'
   /** A ReentrantMutex, each acquisition holding it twice (outer and re-entry; locks.ts). */
   | 'reentrant-mutex'
+  /** A ReadWriteLock, a third of the acquisitions writers; checked as at most K (locks.ts). */
+  | 'read-write-lock'
   /** A Semaphore of `SEMAPHORE_LIMIT` permits (locks.ts); each acquisition takes 1 or 2. */
   | 'semaphore'
   /** A Semaphore that admits one permit more than `SEMAPHORE_LIMIT`, checked against that limit. */

@@ -224,9 +224,13 @@ async function holdAndRelease(current: Run, held: HeldLock, lock: string, id: nu
   }
   let skippedWrite = false;
   if (config.honorSignal && held.signal.aborted) skippedWrite = true;
-  else if (lockLimit(config.lock) > 1) {
+  else if (
+    lockLimit(config.lock) > 1 &&
+    !(config.lock === 'read-write-lock' && held.permits === lockLimit(config.lock))
+  ) {
     // Several holders at once by design: a read-modify-write of one register would lose updates
-    // whatever the lock does, so a Semaphore's critical section only takes its time.
+    // whatever the lock does, so a Semaphore's critical section (and a reader's) only takes its
+    // time. A read-write lock's writer is alone: it does the fenced read-modify-write.
     await sleep(between(config.workMs));
   } else {
     const read = await resource({ op: 'read', lock, fence: held.fence, w: index });
