@@ -43,6 +43,9 @@ export interface Clients {
   readonly quorum: readonly Redis[] | undefined;
 }
 
+/** The clients of `Clients` that talk to the one server of the single-node cells. */
+type SingleServerClient = 'ioredis' | 'nodeRedis' | 'ioredisFailFast';
+
 export interface ImplSpec {
   readonly id: string;
   readonly label: string;
@@ -79,7 +82,7 @@ function locksmith(
   id: string,
   label: string,
   Kind: typeof lib.Mutex | typeof lib.FairMutex | typeof lib.Semaphore,
-  client: 'ioredis' | 'nodeRedis' | 'ioredisFailFast',
+  client: SingleServerClient,
 ): ImplSpec {
   const limit = Kind === lib.Semaphore ? SEMAPHORE_LIMIT : 1;
   return {
@@ -166,7 +169,7 @@ function redlockImpl(
  * the writer's role (SET NX on a key of the cell's own), every other client reads. Its cells are run
  * with one client more than the readers wanted (`--clients=2,6,11`: 1, 5 and 10 readers).
  */
-function locksmithReadWrite(id: string, label: string, client: 'ioredis' | 'nodeRedis' | 'ioredisFailFast'): ImplSpec {
+function locksmithReadWrite(id: string, label: string, client: SingleServerClient): ImplSpec {
   return {
     id,
     label,
