@@ -43,6 +43,8 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   /** @internal One context per node, in the order the clients were given. */
   protected readonly nodes: readonly ClientContext[];
   private readonly quorum: number;
+  /** Give-backs sent by this instance: numbers their announcements apart. */
+  private giveBacks = 0;
 
   /** Checks the arguments in their order (clients, name, options) before anything reaches Redis. */
   constructor(clients: readonly RedisClient[], name: string, options?: Partial<RedlockOptions>) {
@@ -60,9 +62,11 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     let splitsInARow = 0;
     // A release is announced on every node with the releasing token: the first copy wakes the call,
     // the others would only wake it again for the same release.
+    // This call's own give-backs are announced too: hearing them is no news to it.
     let lastRelease: string | undefined;
+    const ownGiveBack = `${token}:`;
     const firstCopy = (message: string) => {
-      if (message === lastRelease) return false;
+      if (message === lastRelease || message.startsWith(ownGiveBack)) return false;
       lastRelease = message;
       return true;
     };
@@ -157,8 +161,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const already = (r: (typeof replies)[number]) =>
       r.outcome === 'value' && r.value.fencingToken === fencingToken;
     let have = replies.filter(already).length;
-    const rank = (r: (typeof replies)[number]) =>
-      r.outcome === 'value' ? (r.value.acquired ? 0 : 1) : 2;
+    const rank = (r: (typeof replies)[number]) => (r.outcome === 'value' ? (r.value.acquired ? 0 : 1) : 2);
     const candidates = replies
       .filter((r) => !already(r))
       .sort((a, b) => rank(a) - rank(b))
@@ -177,15 +180,24 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   }
 
   /**
-   * Gives an attempt's partial votes back on the nodes `mayHold` names, quietly (no release message:
-   * nothing was held), and waits for their answers (within the per-node timeout).
+   * Gives an attempt's partial votes back on the nodes `mayHold` names, and waits for their answers
+   * (within the per-node timeout). A node this frees announces it on `…:released`, as a release
+   * does: a waiter that found the quorum held by partial votes has no holder's release to wait
+   * for, and would otherwise sit out `retryDelayMs`. The message names this give-back (token and a
+   * count), so a waiter's filter of copies of one release does not take it for an earlier one.
    */
   private async giveBackVotes(
     token: string,
     timeoutMs: number,
     mayHold: (node: number) => boolean,
   ): Promise<void> {
-    const call = fairRelease(this.keys, { token, skipUnreached: true });
+    this.giveBacks += 1;
+    const call = fairRelease(this.keys, {
+      token,
+      skipUnreached: true,
+      releasedChannel: this.keys.releasedChannel,
+      announce: `${token}:${this.giveBacks}`,
+    });
     await fanOut(
       this.nodes.length,
       (node) => (mayHold(node) ? runScript(this.nodes[node] as ClientContext, call) : Promise.resolve(false)),
