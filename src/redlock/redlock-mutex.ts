@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
 import { runScript } from '../adapters/run-script.js';
@@ -60,6 +61,10 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   /** @internal */
   protected planAttempts({ token, options }: AttemptCall<RedlockOptions>): AttemptHooks {
     let splitsInARow = 0;
+    // Attempts in a row that did not win, and whether a release was heard since the last one.
+    let lostInARow = 0;
+    let heard = false;
+    let lastAttemptMs = 0;
     // A release is announced on every node with the releasing token: the first copy wakes the call,
     // the others would only wake it again for the same release.
     // This call's own give-backs are announced too: hearing them is no news to it.
@@ -68,6 +73,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const firstCopy = (message: string) => {
       if (message === lastRelease || message.startsWith(ownGiveBack)) return false;
       lastRelease = message;
+      heard = true;
       return true;
     };
     const wake = this.nodes.map((node) => ({
@@ -77,8 +83,23 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     }));
     return {
       attempt: async () => {
+        if (heard) {
+          // Every waiter hears a release at once; all trying at once splits the vote and nobody
+          // wins. Each waits a random part of a span that doubles with its losses in a row (as
+          // after a split vote), so one goes first and the others find it held.
+          heard = false;
+          const staggerMs = splitBackoffMs({
+            attemptMs: lastAttemptMs,
+            splitsInARow: Math.min(lostInARow, 3),
+            random: Math.random,
+          });
+          if (staggerMs > 0) await delay(staggerMs);
+        }
+        const startedAt = options.clock.now();
         const outcome = await this.attempt(token, options, splitsInARow);
+        lastAttemptMs = options.clock.now() - startedAt;
         splitsInARow = outcome.split ? splitsInARow + 1 : 0;
+        lostInARow = outcome.outcome.acquired ? 0 : lostInARow + 1;
         return outcome.outcome;
       },
       wake,
