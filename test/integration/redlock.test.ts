@@ -208,6 +208,15 @@ function redlockSuite(kind: ClientKind, servers: readonly RedisServer[]): void {
           // Nothing of this attempt is left on any reachable node: held ones keep their owner.
           for (const [i, state] of mask.entries()) {
             if (state === 'down') continue;
+            // A release settles once a quorum answered: the other nodes' releases may still be on
+            // their way, so a free node is read once its key is gone (or the deadline says not).
+            if (lease && state === 'free') {
+              await until(
+                async () => (await ownerOn(live[i] as TestClient, lockName)) === undefined,
+                `[${label}] node ${i} released`,
+                2_000,
+              ).catch(() => {});
+            }
             const owner = await ownerOn(live[i] as TestClient, lockName);
             assert.equal(
               owner,
