@@ -104,8 +104,8 @@ export interface SemaphoreOptions extends FairLockOptions {
 
 /**
  * How a RedlockMutex behaves: the Mutex's options, and how long one node may take to answer. Its
- * defaults differ in one place: `retryDelayMs` is 250, since a waiter that found a quorum held by
- * the partial votes of other contenders (released without a message) must look again by itself.
+ * defaults differ in one place: `retryDelayMs` is 50, since a waiter listens on several servers and
+ * a lost announcement (a release, or a contender's give-back of partial votes) must cost it little.
  */
 export interface RedlockOptions extends LockOptions {
   /**
@@ -159,7 +159,7 @@ export const defaultFairLockOptions: Readonly<FairLockOptions> = Object.freeze({
 
 export const defaultRedlockOptions: Readonly<RedlockOptions> = Object.freeze({
   ...defaultLockOptions,
-  retryDelayMs: 250,
+  retryDelayMs: 50,
   nodeTimeoutMs: 50,
 });
 

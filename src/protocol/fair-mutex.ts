@@ -76,15 +76,21 @@ export function decodeAcquireReply(script: string, reply: unknown): FairAcquireR
  * `skipUnreached`: a waiter whose hand-off message reached no subscriber is skipped (Mutex).
  * `releasedChannel`: where to announce that the release freed the lock with nobody to hand it to
  * (waiters that do not queue listen there: a Redlock quorum's); none when omitted.
+ * `announce`: the message published there (default: the token).
  */
 export function fairRelease(
   keys: LockKeys,
-  params: { readonly token: string; readonly skipUnreached: boolean; readonly releasedChannel?: string },
+  params: {
+    readonly token: string;
+    readonly skipUnreached: boolean;
+    readonly releasedChannel?: string;
+    readonly announce?: string;
+  },
 ): ScriptCall<boolean> {
   return scriptCall(
     scripts.fairRelease,
     [...queueKeys(keys), keys.lastReleased],
-    [params.token, params.skipUnreached ? '1' : '0', params.releasedChannel ?? ''],
+    [params.token, params.skipUnreached ? '1' : '0', params.releasedChannel ?? '', params.announce ?? ''],
     (reply) => asInteger('fair-release', reply) === 1,
   );
 }

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
 import { runScript } from '../adapters/run-script.js';
@@ -43,6 +44,8 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   /** @internal One context per node, in the order the clients were given. */
   protected readonly nodes: readonly ClientContext[];
   private readonly quorum: number;
+  /** Give-backs sent by this instance: numbers their announcements apart. */
+  private giveBacks = 0;
 
   /** Checks the arguments in their order (clients, name, options) before anything reaches Redis. */
   constructor(clients: readonly RedisClient[], name: string, options?: Partial<RedlockOptions>) {
@@ -58,12 +61,19 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   /** @internal */
   protected planAttempts({ token, options }: AttemptCall<RedlockOptions>): AttemptHooks {
     let splitsInARow = 0;
+    // Attempts in a row that did not win, and whether a release was heard since the last one.
+    let lostInARow = 0;
+    let heard = false;
+    let lastAttemptMs = 0;
     // A release is announced on every node with the releasing token: the first copy wakes the call,
     // the others would only wake it again for the same release.
+    // This call's own give-backs are announced too: hearing them is no news to it.
     let lastRelease: string | undefined;
+    const ownGiveBack = `${token}:`;
     const firstCopy = (message: string) => {
-      if (message === lastRelease) return false;
+      if (message === lastRelease || message.startsWith(ownGiveBack)) return false;
       lastRelease = message;
+      heard = true;
       return true;
     };
     const wake = this.nodes.map((node) => ({
@@ -73,8 +83,23 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     }));
     return {
       attempt: async () => {
+        if (heard) {
+          // Every waiter hears a release at once; all trying at once splits the vote and nobody
+          // wins. Each waits a random part of a span that doubles with its losses in a row (as
+          // after a split vote), so one goes first and the others find it held.
+          heard = false;
+          const staggerMs = splitBackoffMs({
+            attemptMs: lastAttemptMs,
+            splitsInARow: Math.min(lostInARow, 3),
+            random: Math.random,
+          });
+          if (staggerMs > 0) await delay(staggerMs);
+        }
+        const startedAt = options.clock.now();
         const outcome = await this.attempt(token, options, splitsInARow);
+        lastAttemptMs = options.clock.now() - startedAt;
         splitsInARow = outcome.split ? splitsInARow + 1 : 0;
+        lostInARow = outcome.outcome.acquired ? 0 : lostInARow + 1;
         return outcome.outcome;
       },
       wake,
@@ -176,15 +201,24 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   }
 
   /**
-   * Gives an attempt's partial votes back on the nodes `mayHold` names, quietly (no release message:
-   * nothing was held), and waits for their answers (within the per-node timeout).
+   * Gives an attempt's partial votes back on the nodes `mayHold` names, and waits for their answers
+   * (within the per-node timeout). A node this frees announces it on `…:released`, as a release
+   * does: a waiter that found the quorum held by partial votes has no holder's release to wait
+   * for, and would otherwise sit out `retryDelayMs`. The message names this give-back (token and a
+   * count), so a waiter's filter of copies of one release does not take it for an earlier one.
    */
   private async giveBackVotes(
     token: string,
     timeoutMs: number,
     mayHold: (node: number) => boolean,
   ): Promise<void> {
-    const call = fairRelease(this.keys, { token, skipUnreached: true });
+    this.giveBacks += 1;
+    const call = fairRelease(this.keys, {
+      token,
+      skipUnreached: true,
+      releasedChannel: this.keys.releasedChannel,
+      announce: `${token}:${this.giveBacks}`,
+    });
     await fanOut(
       this.nodes.length,
       (node) => (mayHold(node) ? runScript(this.nodes[node] as ClientContext, call) : Promise.resolve(false)),

@@ -3,7 +3,8 @@
  * acquisition succeeds exactly when a quorum of nodes is free, whatever subset is held by someone
  * else or down; a failed attempt leaves no key of its own on any node; a lease survives the loss of
  * a minority and is lost (signal aborted) with a majority; a node slower than the per-node timeout
- * does not hold a call up; fencing tokens grow under contention.
+ * does not hold a call up; fencing tokens grow under contention; a give-back that frees a node is
+ * announced there, each one distinct.
  *
  * Servers are started once per file and shared by every mask (each mask uses a fresh lock name). A
  * node that is "down" is a client connected through a fault proxy that black-holes every byte (its
@@ -11,6 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
 import { type Lease, LockLostError, QuorumError, type RedisClient, RedlockMutex } from '../../src/index.js';
 import { lockKeys } from '../../src/protocol/keys.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
@@ -89,6 +91,36 @@ describe('RedlockMutex', () => {
       assert.equal(await next.release(), true);
     } finally {
       await Promise.all([...holderClients, ...waiterClients].map((c) => c.close()));
+    }
+  });
+  test('a failed attempt announces its give-back where it freed a node (a waiter behind partial votes need not wait)', async () => {
+    const clients = await Promise.all(
+      [0, 1, 2].map((i) => (clientKinds[0] as ClientKind).create((servers[i] as RedisServer).url)),
+    );
+    const listener = new Redis((servers[0] as RedisServer).url);
+    try {
+      const lockName = `redlock-give-back-${process.pid}`;
+      const keys = lockKeys(PREFIX, lockName);
+      // Held by someone else on nodes 1 and 2: an attempt wins node 0 only, and gives it back.
+      for (const c of clients.slice(1)) await c.command('SET', keys.lock, OTHER_OWNER, 'PX', '20000');
+      const heard: string[] = [];
+      listener.on('message', (_channel: string, message: string) => heard.push(message));
+      await listener.subscribe(keys.releasedChannel);
+      const lock = new RedlockMutex(
+        clients.map((c) => c.client),
+        lockName,
+        { ttlMs: 20_000 },
+      );
+      assert.equal(await lock.tryAcquire(), null);
+      assert.equal(await ownerOn(clients[0] as TestClient, lockName), undefined, 'node 0 given back');
+      await until(async () => heard.length === 1, 'the give-back is announced on node 0');
+      assert.match(heard[0] as string, /:\d+$/, 'a give-back names itself (token:count), not a release');
+      assert.equal(await lock.tryAcquire(), null);
+      await until(async () => heard.length === 2, 'a second give-back is announced too');
+      assert.notEqual(heard[1], heard[0], 'each give-back is news to a waiter filtering copies');
+    } finally {
+      listener.disconnect();
+      await Promise.all(clients.map((c) => c.close()));
     }
   });
 });
@@ -176,6 +208,15 @@ function redlockSuite(kind: ClientKind, servers: readonly RedisServer[]): void {
           // Nothing of this attempt is left on any reachable node: held ones keep their owner.
           for (const [i, state] of mask.entries()) {
             if (state === 'down') continue;
+            // A release settles once a quorum answered: the other nodes' releases may still be on
+            // their way, so a free node is read once its key is gone (or the deadline says not).
+            if (lease && state === 'free') {
+              await until(
+                async () => (await ownerOn(live[i] as TestClient, lockName)) === undefined,
+                `[${label}] node ${i} released`,
+                2_000,
+              ).catch(() => {});
+            }
             const owner = await ownerOn(live[i] as TestClient, lockName);
             assert.equal(
               owner,

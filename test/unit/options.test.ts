@@ -26,10 +26,10 @@ describe('lock options', () => {
     assert.equal(resolved.timeoutMs, 10_000);
   });
 
-  test('RedlockMutex options: the lock options, nodeTimeoutMs 50 and a 250 ms retry delay by default', () => {
+  test('RedlockMutex options: the lock options, nodeTimeoutMs 50 and a 50 ms retry delay by default', () => {
     assert.ok(Object.isFrozen(defaultRedlockOptions));
     assert.equal(defaultRedlockOptions.nodeTimeoutMs, 50);
-    assert.equal(defaultRedlockOptions.retryDelayMs, 250);
+    assert.equal(defaultRedlockOptions.retryDelayMs, 50);
     assert.equal(defaultRedlockOptions.ttlMs, defaultLockOptions.ttlMs);
     const mine = { nodeTimeoutMs: 20, ttlMs: 1000 };
     const resolved = resolveRedlockOptions(mine);

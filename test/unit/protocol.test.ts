@@ -98,8 +98,12 @@ describe('typed script calls', () => {
       keys.waiting,
       keys.lastReleased,
     ]);
-    assert.deepEqual(calls.fairRelease.args, [token, '1', keys.releasedChannel]);
-    assert.deepEqual(fairRelease(keys, { token, skipUnreached: false }).args, [token, '0', ''], 'no channel');
+    assert.deepEqual(calls.fairRelease.args, [token, '1', keys.releasedChannel, '']);
+    assert.deepEqual(
+      fairRelease(keys, { token, skipUnreached: false }).args,
+      [token, '0', '', ''],
+      'no channel',
+    );
     assert.deepEqual(calls.raiseFence.keys, [keys.fence]);
     assert.deepEqual(calls.raiseFence.args, ['1700000000000123']);
     assert.equal(calls.raiseFence.decode(1_700_000_000_000_124), 1_700_000_000_000_124);

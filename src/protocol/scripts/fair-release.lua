@@ -13,6 +13,8 @@
 -- ARGV[3] a channel to PUBLISH the releasing token on when this release frees the lock with nobody
 --         to hand it to, or '' for none (waiters that do not queue, e.g. a Redlock quorum's, hear it
 --         there; the token tells them the same release announced on several servers apart)
+-- ARGV[4] what to PUBLISH there instead of the token, or '' (or absent) for the token (a Redlock
+--         attempt giving back partial votes names the attempt, so each give-back is news)
 -- Reply: 1 when this token held the lock (it now belongs to the next live waiter, or is free when
 --        none is left), or when this token is the one that released it last (a release re-sent
 --        after its reply was lost: it did release; nothing changes); 0 when it did not (its queue
