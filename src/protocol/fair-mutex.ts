@@ -7,7 +7,7 @@ import { scripts } from './scripts.js';
 
 /** A FairMutex's state in Redis: the lock's, and how many waiters are queued. */
 export interface FairLockState extends LockState {
-  /** Entries in the queue (those of waiters that died are counted until they are dropped). */
+  /** Waiters in the queue (those that died are counted until they are dropped). */
   readonly queueLength: number;
 }
 
@@ -74,23 +74,18 @@ export function decodeAcquireReply(script: string, reply: unknown): FairAcquireR
  * Releases the lock held by `token`, handing it to the oldest live waiter, or removes `token` from
  * the queue. True when `token` held the lock (or released it last: a re-sent release).
  * `skipUnreached`: a waiter whose hand-off message reached no subscriber is skipped (Mutex).
- * `releasedChannel`: where to announce that the release freed the lock with nobody to hand it to
- * (waiters that do not queue listen there: a Redlock quorum's); none when omitted.
- * `announce`: the message published there (default: the token).
  */
 export function fairRelease(
   keys: LockKeys,
   params: {
     readonly token: string;
     readonly skipUnreached: boolean;
-    readonly releasedChannel?: string;
-    readonly announce?: string;
   },
 ): ScriptCall<boolean> {
   return scriptCall(
     scripts.fairRelease,
     [...queueKeys(keys), keys.lastReleased],
-    [params.token, params.skipUnreached ? '1' : '0', params.releasedChannel ?? '', params.announce ?? ''],
+    [params.token, params.skipUnreached ? '1' : '0'],
     (reply) => asInteger('fair-release', reply) === 1,
   );
 }
@@ -109,7 +104,7 @@ export function fairExtend(
 }
 
 export function fairInspect(keys: LockKeys): ScriptCall<FairLockState> {
-  return scriptCall(scripts.fairInspect, [keys.lock, keys.fence, keys.queue], [], (reply) => {
+  return scriptCall(scripts.fairInspect, [keys.lock, keys.fence, keys.waiting], [], (reply) => {
     const [state, [queueLength]] = decodeLockState('fair-inspect', reply, 1);
     return { ...state, queueLength: queueLength as number };
   });

@@ -6,16 +6,17 @@ import { scripts } from './scripts.js';
 
 /**
  * Raises the lock's fencing counter to at least `atLeast` (never lowers it); resolves with the
- * counter afterwards. A Redlock quorum writes its token back to a quorum of nodes with it.
+ * counter afterwards (the holder's recorded token too, which a hand-off counts on). A Redlock
+ * quorum writes its token back to a quorum of nodes with it.
  */
 export function raiseFence(
-  keys: Pick<LockKeys, 'fence'>,
+  keys: Pick<LockKeys, 'fence' | 'lock'>,
   params: { readonly atLeast: number },
 ): ScriptCall<number> {
   if (!Number.isSafeInteger(params.atLeast) || params.atLeast < 0) {
     throw new Error(`raise-fence takes a safe non-negative integer, was given ${params.atLeast}`);
   }
-  return scriptCall(scripts.raiseFence, [keys.fence], [String(params.atLeast)], (reply) =>
+  return scriptCall(scripts.raiseFence, [keys.fence, keys.lock], [String(params.atLeast)], (reply) =>
     asInteger('raise-fence', reply),
   );
 }

@@ -34,15 +34,18 @@ export interface LockKeys {
   readonly lastReleased: string;
   /** The waiters, oldest first (a list of "deadline|ttl|#channel|channel token" entries). */
   readonly queue: string;
-  /** Who is queued, and until when (a hash: token → current deadline, server ms). */
+  /**
+   * Who is queued, and until when (a hash: token → current deadline, server ms; a RedlockMutex's
+   * line keeps its entries here).
+   */
   readonly waiting: string;
+  /**
+   * A RedlockMutex's line: a sorted set, waiting token → the place its acquire call brought (the
+   * same on every server, so they all hand a release to the same waiter; see ordered-queue.lua).
+   */
+  readonly line: string;
   /** Prefix of the channels hand-offs are announced on (one per client: `…:granted:<id>`). */
   readonly grantedChannelPrefix: string;
-  /**
-   * Where a release that frees the lock with nobody queued is announced, when the releaser asks for
-   * it (a Redlock quorum's waiters do not queue; they listen here on every node).
-   */
-  readonly releasedChannel: string;
 }
 
 export function lockKeys(prefix: string, name: string): LockKeys {
@@ -53,8 +56,8 @@ export function lockKeys(prefix: string, name: string): LockKeys {
     lastReleased: `${base}:last-released`,
     queue: `${base}:queue`,
     waiting: `${base}:waiting`,
+    line: `${base}:line`,
     grantedChannelPrefix: `${base}:granted:`,
-    releasedChannel: `${base}:released`,
   });
 }
 

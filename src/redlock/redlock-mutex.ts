@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
 import { runScript } from '../adapters/run-script.js';
@@ -6,15 +5,25 @@ import { hubFor } from '../adapters/subscriber-hub.js';
 import { QuorumError } from '../errors.js';
 import { type EffectiveOptions, type RedlockOptions, resolveRedlockOptions } from '../options.js';
 import type { AttemptOutcome } from '../primitives/acquisition.js';
+import type { Waiter } from '../primitives/fair-waiter.js';
 import { type AttemptCall, type AttemptHooks, LockShell } from '../primitives/lock-shell.js';
 import type { ScriptCall } from '../protocol/call.js';
-import { fairAcquire, fairExtend, fairInspect, fairRelease } from '../protocol/fair-mutex.js';
+import { fairExtend, fairInspect } from '../protocol/fair-mutex.js';
 import { raiseFence } from '../protocol/fencing-counter.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import type { LockState } from '../protocol/lock-state.js';
+import { redlockAcquire, redlockRelease } from '../protocol/redlock.js';
 import { checkClientList, checkName } from '../validation.js';
 import { fanOut, type NodeReply, nodeOutcome } from './fan-out.js';
+import { LinePlace, type NodeGrant } from './line-place.js';
 import { quorumFreeInMs, quorumSize, splitBackoffMs, tally, verdict } from './quorum.js';
+
+/**
+ * How long a waiter's place in a node's line lives without being renewed (every attempt renews it;
+ * a waiter that outlives it wakes to renew it, every third of it). A waiter whose process died is
+ * skipped sooner: a hand-off that reaches no subscriber passes it over.
+ */
+const REDLOCK_WAITER_TTL_MS = 30_000;
 
 /** A RedlockMutex's state: the quorum's view, and each node's own (undefined: it did not answer). */
 export interface RedlockState extends LockState {
@@ -44,8 +53,8 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   /** @internal One context per node, in the order the clients were given. */
   protected readonly nodes: readonly ClientContext[];
   private readonly quorum: number;
-  /** Give-backs sent by this instance: numbers their announcements apart. */
-  private giveBacks = 0;
+  /** Per node: the channel this client's waiters hear that node's hand-offs on. */
+  private readonly grantChannels: readonly string[];
 
   /** Checks the arguments in their order (clients, name, options) before anything reaches Redis. */
   constructor(clients: readonly RedisClient[], name: string, options?: Partial<RedlockOptions>) {
@@ -56,169 +65,217 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     this.nodes = nodes;
     this.quorum = quorumSize(nodes.length);
     this.keys = lockKeys(this.options.prefix, checkedName);
+    this.grantChannels = nodes.map((node) => `${this.keys.grantedChannelPrefix}${node.clientId}`);
   }
 
   /** @internal */
-  protected planAttempts({ token, options }: AttemptCall<RedlockOptions>): AttemptHooks {
+  protected planAttempts({ token, options, mode, deadline }: AttemptCall<RedlockOptions>): AttemptHooks {
+    const line = new LinePlace(token, this.nodes.length, options.clock, this.quorum);
+    // A single try never joins the line (nothing would hear its hand-off).
+    const joinUntil = mode === 'wait' ? deadline : undefined;
     let splitsInARow = 0;
-    // Attempts in a row that did not win, and whether a release was heard since the last one.
-    let lostInARow = 0;
-    let heard = false;
-    let lastAttemptMs = 0;
-    // A release is announced on every node with the releasing token: the first copy wakes the call,
-    // the others would only wake it again for the same release.
-    // This call's own give-backs are announced too: hearing them is no news to it.
-    let lastRelease: string | undefined;
-    const ownGiveBack = `${token}:`;
-    const firstCopy = (message: string) => {
-      if (message === lastRelease || message.startsWith(ownGiveBack)) return false;
-      lastRelease = message;
-      heard = true;
-      return true;
-    };
-    const wake = this.nodes.map((node) => ({
-      hub: hubFor(node),
-      channel: this.keys.releasedChannel,
-      accept: firstCopy,
-    }));
     return {
-      attempt: async () => {
-        if (heard) {
-          // Every waiter hears a release at once; all trying at once splits the vote and nobody
-          // wins. Each waits a random part of a span that doubles with its losses in a row (as
-          // after a split vote), so one goes first and the others find it held.
-          heard = false;
-          const staggerMs = splitBackoffMs({
-            attemptMs: lastAttemptMs,
-            splitsInARow: Math.min(lostInARow, 3),
-            random: Math.random,
-          });
-          if (staggerMs > 0) await delay(staggerMs);
+      attempt: () => {
+        line.collectHandOffs();
+        const held = line.held();
+        if (held >= this.quorum) return this.won(token, line, options, undefined);
+        // Part of a hand-off heard: the release reaches the nodes one by one, and the other nodes'
+        // messages are on their way. Wait for them a while before asking.
+        const graceMs = this.nodeTimeoutMs(options.ttlMs);
+        const minorityMs = line.minorityForMs();
+        if (held > 0 && minorityMs < graceMs) {
+          return { acquired: false, holderPttlMs: Math.max(1, graceMs - minorityMs) };
         }
-        const startedAt = options.clock.now();
-        const outcome = await this.attempt(token, options, splitsInARow);
-        lastAttemptMs = options.clock.now() - startedAt;
-        splitsInARow = outcome.split ? splitsInARow + 1 : 0;
-        lostInARow = outcome.outcome.acquired ? 0 : lostInARow + 1;
-        return outcome.outcome;
+        return this.attempt(token, options, line, joinUntil, splitsInARow).then((result) => {
+          splitsInARow = result.split ? splitsInARow + 1 : 0;
+          return result.outcome;
+        });
       },
-      wake,
-      // Everyone hears a release and competes again: a wake-up is an attempt like any other.
-      wakeUpIsRetry: true,
-      // A failed attempt gave back what it won, on every node, before it returned.
-      mayHaveLeftState: () => false,
+      wake: this.nodes.map((node, i) => ({
+        hub: hubFor(node),
+        channel: this.grantChannels[i] as string,
+        accept: (message: string) => (line.waiters[i] as Waiter).hear(message),
+      })),
+      // A message is a node's hand-off: part of the grant, not another try.
+      wakeUpIsRetry: false,
+      // The call's place in the lines: left (or the lock released) when it gives up.
+      mayHaveLeftState: () => true,
     };
   }
 
   /**
-   * One quorum attempt: the Mutex's single try (no queueing) on every node at once. With a quorum,
-   * the fencing token is written back to a quorum first; without, everything won is given back on
-   * every node but those that answered no (also those that did not answer: their request may yet
-   * take it) before returning.
+   * One quorum attempt: the line's enqueue-or-acquire on every node at once, each bringing this
+   * call's place (redlock-acquire.lua). With a quorum of grants (from this reply or heard hand-offs)
+   * it is an acquisition; with a minority held for longer than a node may take to answer, every
+   * node is given back and the call goes to the back of the line (the nodes disagree on who is next:
+   * one missed a waiter, or a single try took a free node), so a minority never blocks the others.
    */
   private async attempt(
     token: string,
     options: EffectiveOptions<RedlockOptions>,
+    line: LinePlace,
+    joinUntil: number | undefined,
     splitsInARow: number,
   ): Promise<{ outcome: AttemptOutcome; split: boolean }> {
     const { clock } = options;
     const timeoutMs = this.nodeTimeoutMs(options.ttlMs);
     const sentAt = clock.now();
     const sentAtWall = clock.wallNow?.();
-    const call = fairAcquire(this.keys, {
-      token,
-      ttlMs: options.ttlMs,
-      entryTtlMs: 0,
-      grantChannel: '',
-      maybeQueued: false,
-      barging: true,
-    });
-    const replies = await this.fanOut(call, timeoutMs, (r) => r.acquired);
+    const remainingMs = joinUntil === undefined ? 0 : joinUntil - sentAt;
+    const entryTtlMs =
+      joinUntil === undefined ? 0 : Math.max(1, Math.ceil(Math.min(remainingMs, REDLOCK_WAITER_TTL_MS)));
+    const replies = await fanOut(
+      this.nodes.length,
+      (node) => {
+        const call = redlockAcquire(this.keys, {
+          token,
+          ttlMs: options.ttlMs,
+          entryTtlMs,
+          grantChannel: this.grantChannels[node] as string,
+          maybeQueued: (line.waiters[node] as Waiter).noteAttempt(),
+          barging: false,
+          place: line.place,
+        });
+        // Recorded as each reply comes, also after the fan-out settled: a grant is this call's.
+        return runScript(this.nodes[node] as ClientContext, call).then((reply) => {
+          line.noteReply(node, sentAt, reply);
+          return reply;
+        });
+      },
+      timeoutMs,
+      (known) =>
+        verdict(tally(known.map((r) => nodeOutcome(r, (x) => x.acquired))), this.nodes.length) !== 'open',
+    );
+    line.collectHandOffs();
+    if (line.held() >= this.quorum) {
+      const counted = this.won(token, line, options, { sentAt, sentAtWall });
+      return { outcome: await counted, split: false };
+    }
     const outcomes = replies.map((reply) => nodeOutcome(reply, (r) => r.acquired));
     const counted = tally(outcomes);
-    if (verdict(counted, this.nodes.length) === 'won') {
-      const fences = replies.flatMap((r) =>
-        r.outcome === 'value' && r.value.acquired ? [r.value.fencingToken] : [],
-      );
-      const fencingToken = Math.max(...fences);
-      if (await this.writeBackFence(fencingToken, replies, timeoutMs)) {
-        return { outcome: { acquired: true, fencingToken, sentAt, sentAtWall }, split: false };
-      }
-      await this.giveBackVotes(token, timeoutMs, () => true);
-      throw new QuorumError(this.name, 'acquire (fencing token write-back)', this.quorum, outcomes);
+    if (joinUntil === undefined) {
+      // A single try keeps nothing: every node but those that said no (a node that did not answer
+      // yet may still take it) is given back before it returns.
+      await this.leaveEverywhere(token, timeoutMs, (node) => outcomes[node]?.outcome !== 'held');
+      line.clear();
     }
-    // Every node but those that said no: a node that did not answer (yet) may still take it.
-    await this.giveBackVotes(token, timeoutMs, (node) => outcomes[node]?.outcome !== 'held');
     if (counted.held < this.nodes.length - this.quorum + 1) {
       throw new QuorumError(this.name, 'acquire', this.quorum, outcomes);
     }
-    if (counted.won > 0) {
-      // A split vote: another attempt won the rest. Both gave theirs back; wait apart.
-      const attemptMs = clock.now() - sentAt;
-      const backoff = splitBackoffMs({ attemptMs, splitsInARow, random: Math.random });
-      return { outcome: { acquired: false, holderPttlMs: backoff }, split: true };
+    if (line.held() > 0 && line.minorityForMs() >= timeoutMs) {
+      // A minority nobody will complete (the nodes disagree on who is next: one missed a waiter,
+      // or a single try took a free node): give everything back and step to the back of the line.
+      await this.leaveEverywhere(token, timeoutMs, () => true);
+      line.clear();
+      line.moveToBack();
+      const backoff = splitBackoffMs({ attemptMs: clock.now() - sentAt, splitsInARow, random: Math.random });
+      return { outcome: { acquired: false, holderPttlMs: Math.max(1, backoff) }, split: true };
+    }
+    if (line.held() > 0) {
+      // The rest of a hand-off may be on its way: wait for it, a node's answer time at most.
+      return {
+        outcome: { acquired: false, holderPttlMs: Math.max(1, timeoutMs - line.minorityForMs()) },
+        split: false,
+      };
     }
     const bounds = replies.flatMap((r) =>
       r.outcome === 'value' && !r.value.acquired ? [r.value.waitBoundMs] : [],
     );
+    // Wake to renew the places before they expire (when the call outlives them).
+    const renewInMs =
+      entryTtlMs > 0 && entryTtlMs < remainingMs
+        ? Math.max(1, Math.floor(entryTtlMs / 3))
+        : Number.POSITIVE_INFINITY;
+    const bound = quorumFreeInMs(bounds, this.nodes.length);
     return {
-      outcome: { acquired: false, holderPttlMs: quorumFreeInMs(bounds, this.nodes.length) },
+      outcome: {
+        acquired: false,
+        holderPttlMs: bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY,
+        renewInMs,
+        leftState: entryTtlMs > 0,
+      },
       split: false,
     };
   }
 
   /**
-   * Raises the fencing counter to `fencingToken` on as many nodes as a quorum still needs (the nodes
-   * that handed out that very value already hold it); true once a quorum holds at least it. Any
-   * later quorum shares a node with that one, so it starts above. Nodes this attempt won come first
-   * (they just answered); a node that fails is replaced by the next one, in another wave, so only a
-   * fault costs a second round trip.
+   * The acquisition a quorum of grants makes: the highest of their fencing tokens, written back to
+   * as many nodes as a quorum still needs (usually none: the nodes' counters move together, see
+   * redlock-acquire.lua), counted from the instant the quorum's grants date from. Known without a
+   * round trip when no write-back is needed (every hand-off of a contended lock).
+   */
+  private won(
+    token: string,
+    line: LinePlace,
+    options: EffectiveOptions<RedlockOptions>,
+    sent: { readonly sentAt: number; readonly sentAtWall: number | undefined } | undefined,
+  ): AttemptOutcome | Promise<AttemptOutcome> {
+    const grants = [...line.granted()];
+    const sentAt = line.quorumSentAt();
+    let fencingToken = 0;
+    for (const grant of grants)
+      if (grant && grant.fencingToken > fencingToken) fencingToken = grant.fencingToken;
+    line.clear();
+    const outcome: AttemptOutcome = {
+      acquired: true,
+      fencingToken,
+      sentAt,
+      // The wall clock was read with this attempt's send only: valid when the quorum dates from it.
+      sentAtWall: sent?.sentAt === sentAt ? sent.sentAtWall : undefined,
+    };
+    const have = grants.filter((g) => g?.fencingToken === fencingToken).length;
+    if (have >= this.quorum) return outcome;
+    const timeoutMs = this.nodeTimeoutMs(options.ttlMs);
+    return this.writeBackFence(fencingToken, grants, have, timeoutMs).then(async (written) => {
+      if (written) return outcome;
+      await this.leaveEverywhere(token, timeoutMs, () => true);
+      throw new QuorumError(this.name, 'acquire (fencing token write-back)', this.quorum, []);
+    });
+  }
+
+  /**
+   * Raises the fencing counter to `fencingToken` on as many nodes as a quorum still needs (`have`
+   * nodes handed out that very value, so hold it already); true once a quorum holds at least it. Any
+   * later quorum shares a node with that one, so it starts above. Nodes that granted this call come
+   * first (they just answered); a node that fails is replaced by the next one, in another wave, so
+   * only a fault costs a second round trip.
    */
   private async writeBackFence(
     fencingToken: number,
-    replies: readonly NodeReply<{ acquired: boolean; fencingToken?: number }>[],
+    grants: readonly (NodeGrant | undefined)[],
+    have: number,
     timeoutMs: number,
   ): Promise<boolean> {
-    const already = (r: (typeof replies)[number]) =>
-      r.outcome === 'value' && r.value.fencingToken === fencingToken;
-    let have = replies.filter(already).length;
-    const rank = (r: (typeof replies)[number]) => (r.outcome === 'value' ? (r.value.acquired ? 0 : 1) : 2);
-    const candidates = replies
-      .filter((r) => !already(r))
-      .sort((a, b) => rank(a) - rank(b))
-      .map((r) => r.node);
+    const nodes = grants.map((grant, node) => ({ grant, node }));
+    const candidates = [
+      ...nodes.filter(({ grant }) => grant && grant.fencingToken !== fencingToken),
+      ...nodes.filter(({ grant }) => !grant),
+    ].map(({ node }) => node);
     const call = raiseFence(this.keys, { atLeast: fencingToken });
-    while (have < this.quorum && candidates.length > 0) {
-      const wave = candidates.splice(0, this.quorum - have);
-      const written = await fanOut(
+    let written = have;
+    while (written < this.quorum && candidates.length > 0) {
+      const wave = candidates.splice(0, this.quorum - written);
+      const replies = await fanOut(
         wave.length,
         (i) => runScript(this.nodes[wave[i] as number] as ClientContext, call),
         timeoutMs,
       );
-      have += written.filter((r) => r.outcome === 'value').length;
+      written += replies.filter((r) => r.outcome === 'value').length;
     }
-    return have >= this.quorum;
+    return written >= this.quorum;
   }
 
   /**
-   * Gives an attempt's partial votes back on the nodes `mayHold` names, and waits for their answers
-   * (within the per-node timeout). A node this frees announces it on `…:released`, as a release
-   * does: a waiter that found the quorum held by partial votes has no holder's release to wait
-   * for, and would otherwise sit out `retryDelayMs`. The message names this give-back (token and a
-   * count), so a waiter's filter of copies of one release does not take it for an earlier one.
+   * Releases whatever `token` holds and takes it out of the lines of the nodes `mayHold` names,
+   * waiting for the answers (within the per-node timeout). A node where it held the lock hands it
+   * to its next waiter.
    */
-  private async giveBackVotes(
+  private async leaveEverywhere(
     token: string,
     timeoutMs: number,
     mayHold: (node: number) => boolean,
   ): Promise<void> {
-    this.giveBacks += 1;
-    const call = fairRelease(this.keys, {
-      token,
-      skipUnreached: true,
-      releasedChannel: this.keys.releasedChannel,
-      announce: `${token}:${this.giveBacks}`,
-    });
+    const call = redlockRelease(this.keys, { token, skipUnreached: true });
     await fanOut(
       this.nodes.length,
       (node) => (mayHold(node) ? runScript(this.nodes[node] as ClientContext, call) : Promise.resolve(false)),
@@ -227,17 +284,18 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   }
 
   /**
-   * @internal Releases on every node and announces it there (waiters listen on all of them). True
-   * when a quorum released it; false when so many nodes did not hold it that no quorum did. It is
-   * sent to every node, but settles once a quorum answered: a node that is down costs no wait.
+   * @internal Releases on every node, each handing the lock to the first live waiter of its line
+   * (the same waiter everywhere), or takes `token` out of the lines. True when a quorum released
+   * it; false when so many nodes did not hold it that no quorum did. It is sent to every node, but
+   * settles once a quorum answered: a node that is down costs no wait.
    */
   protected async sendRelease(token: string): Promise<boolean> {
-    const call = fairRelease(this.keys, {
-      token,
-      skipUnreached: true,
-      releasedChannel: this.keys.releasedChannel,
-    });
-    return this.quorumAnswer('release', call, this.answerWaitMs(), true);
+    return this.quorumAnswer(
+      'release',
+      redlockRelease(this.keys, { token, skipUnreached: true }),
+      this.answerWaitMs(),
+      true,
+    );
   }
 
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */

@@ -3,8 +3,8 @@
  * acquisition succeeds exactly when a quorum of nodes is free, whatever subset is held by someone
  * else or down; a failed attempt leaves no key of its own on any node; a lease survives the loss of
  * a minority and is lost (signal aborted) with a majority; a node slower than the per-node timeout
- * does not hold a call up; fencing tokens grow under contention; a give-back that frees a node is
- * announced there, each one distinct.
+ * does not hold a call up; fencing tokens grow under contention; waiters are served in the order
+ * of their places, the same on every node; a waiter holding a minority gives it back.
  *
  * Servers are started once per file and shared by every mask (each mask uses a fresh lock name). A
  * node that is "down" is a client connected through a fault proxy that black-holes every byte (its
@@ -12,7 +12,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Redis } from 'ioredis';
 import { type Lease, LockLostError, QuorumError, type RedisClient, RedlockMutex } from '../../src/index.js';
 import { lockKeys } from '../../src/protocol/keys.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
@@ -50,7 +49,7 @@ describe('RedlockMutex', () => {
 
   for (const kind of clientKinds) redlockSuite(kind, servers);
 
-  test('mixed client libraries in one quorum; a waiter wakes on the release message, not its timer', async () => {
+  test('mixed client libraries in one quorum; a waiter is handed the lock by the release, not its timer', async () => {
     const kinds = [clientKinds[0], clientKinds[3], clientKinds[5]] as ClientKind[];
     const holderClients = await Promise.all(kinds.map((k, i) => k.create((servers[i] as RedisServer).url)));
     const waiterClients = await Promise.all(
@@ -70,15 +69,20 @@ describe('RedlockMutex', () => {
       );
       const lease = await holder.acquire();
       const waiting = waiter.acquire({ timeoutMs: 15_000 });
-      const channel = lockKeys(PREFIX, lockName).releasedChannel;
+      const keys = lockKeys(PREFIX, lockName);
       await until(async () => {
-        const counts = await Promise.all(
-          holderClients.map(async (c) =>
-            Number(((await c.command('PUBSUB', 'NUMSUB', channel)) as unknown[])[1]),
-          ),
+        const ready = await Promise.all(
+          holderClients.map(async (c) => {
+            const channels = (await c.command(
+              'PUBSUB',
+              'CHANNELS',
+              `${keys.grantedChannelPrefix}*`,
+            )) as unknown[];
+            return channels.length === 1 && Number(await c.command('ZCARD', keys.line)) === 1;
+          }),
         );
-        return counts.every((n) => n === 1);
-      }, 'the waiter listens on every node');
+        return ready.every(Boolean);
+      }, 'the waiter is in the line and listens on every node');
       const releasedAt = performance.now();
       assert.equal(await lease.release(), true);
       const next = await within(waiting, 5_000, 'the waiter acquires');
@@ -93,33 +97,90 @@ describe('RedlockMutex', () => {
       await Promise.all([...holderClients, ...waiterClients].map((c) => c.close()));
     }
   });
-  test('a failed attempt announces its give-back where it freed a node (a waiter behind partial votes need not wait)', async () => {
+  test('waiters are served in the order of their places in the line, the same on every node', async () => {
+    const kind = clientKinds[0] as ClientKind;
+    const sets = await Promise.all(
+      [0, 1, 2, 3].map(() => Promise.all([0, 1, 2].map((i) => kind.create((servers[i] as RedisServer).url)))),
+    );
+    try {
+      const lockName = `redlock-line-${process.pid}`;
+      const keys = lockKeys(PREFIX, lockName);
+      const locks = sets.map(
+        (set) =>
+          new RedlockMutex(
+            set.map((c) => c.client),
+            lockName,
+            { ttlMs: 10_000 },
+          ),
+      );
+      const holder = await (locks[0] as RedlockMutex).acquire();
+      const order: number[] = [];
+      const waiting: Promise<void>[] = [];
+      for (const i of [1, 2, 3]) {
+        waiting.push(
+          (locks[i] as RedlockMutex).acquire({ timeoutMs: 8_000 }).then(async (lease) => {
+            order.push(i);
+            await lease.release();
+          }),
+        );
+        // The next waiter starts once this one is in the line on every node (places are ms: wait
+        // for the clock to move on too, so the places differ).
+        const set = sets[0] as TestClient[];
+        await until(
+          async () =>
+            (await Promise.all(set.map(async (c) => Number(await c.command('ZCARD', keys.line))))).every(
+              (n) => n === i,
+            ),
+          `waiter ${i} is in every line`,
+        );
+        const joinedAt = Date.now();
+        await until(async () => Date.now() > joinedAt, 'the wall clock moved on');
+      }
+      const lines = await Promise.all(
+        (sets[0] as TestClient[]).map((c) => c.command('ZRANGE', keys.line, '0', '-1')),
+      );
+      assert.deepEqual(lines[1], lines[0], 'node 1 has the line of node 0');
+      assert.deepEqual(lines[2], lines[0], 'node 2 has the line of node 0');
+      assert.equal(await holder.release(), true);
+      await within(Promise.all(waiting), 8_000, 'every waiter got the lock');
+      assert.deepEqual(order, [1, 2, 3], 'in the order they joined');
+    } finally {
+      await Promise.all(sets.flat().map((c) => c.close()));
+    }
+  });
+
+  test('a waiter that holds a minority gives it back rather than block that node', async () => {
     const clients = await Promise.all(
       [0, 1, 2].map((i) => (clientKinds[0] as ClientKind).create((servers[i] as RedisServer).url)),
     );
-    const listener = new Redis((servers[0] as RedisServer).url);
     try {
-      const lockName = `redlock-give-back-${process.pid}`;
+      const lockName = `redlock-minority-${process.pid}`;
       const keys = lockKeys(PREFIX, lockName);
-      // Held by someone else on nodes 1 and 2: an attempt wins node 0 only, and gives it back.
+      // Held by someone else on nodes 1 and 2: the waiter can only ever win node 0.
       for (const c of clients.slice(1)) await c.command('SET', keys.lock, OTHER_OWNER, 'PX', '20000');
-      const heard: string[] = [];
-      listener.on('message', (_channel: string, message: string) => heard.push(message));
-      await listener.subscribe(keys.releasedChannel);
       const lock = new RedlockMutex(
         clients.map((c) => c.client),
         lockName,
-        { ttlMs: 20_000 },
+        { ttlMs: 20_000, nodeTimeoutMs: 50 },
       );
-      assert.equal(await lock.tryAcquire(), null);
-      assert.equal(await ownerOn(clients[0] as TestClient, lockName), undefined, 'node 0 given back');
-      await until(async () => heard.length === 1, 'the give-back is announced on node 0');
-      assert.match(heard[0] as string, /:\d+$/, 'a give-back names itself (token:count), not a release');
-      assert.equal(await lock.tryAcquire(), null);
-      await until(async () => heard.length === 2, 'a second give-back is announced too');
-      assert.notEqual(heard[1], heard[0], 'each give-back is news to a waiter filtering copies');
+      const controller = new AbortController();
+      const waiting = lock.acquire({ signal: controller.signal }).catch((error: unknown) => error);
+      const node0 = clients[0] as TestClient;
+      await until(async () => (await ownerOn(node0, lockName)) !== undefined, 'the waiter wins node 0');
+      await until(
+        async () => (await ownerOn(node0, lockName)) === undefined,
+        'it gives node 0 back while it waits',
+        3_000,
+      );
+      controller.abort(new Error('done'));
+      assert.equal(((await waiting) as Error).message, 'done');
+      await until(
+        async () => (await ownerOn(node0, lockName)) === undefined,
+        'nothing is left on node 0 once it gave up',
+        3_000,
+      );
+      assert.equal(Number(await node0.command('ZCARD', keys.line)), 0, 'nor in its line');
     } finally {
-      listener.disconnect();
       await Promise.all(clients.map((c) => c.close()));
     }
   });

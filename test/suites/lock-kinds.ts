@@ -13,6 +13,7 @@ import {
   Mutex,
   ReadWriteLock,
   type RedisClient,
+  RedlockMutex,
   ReentrantMutex,
   Semaphore,
   type TryAcquireOptions,
@@ -89,5 +90,14 @@ export const lockKinds: readonly LockKind[] = [
     name: 'Semaphore',
     create: (client, name, options) => new Semaphore(client, name, { ...options, limit: 1 }),
     waiters: async (lock, redis) => Number(await redis.command('LLEN', lock.keys.queue)),
+  }),
+  lockKind({
+    // A quorum of one server: the contract of a lock, over the Redlock's line, hand-off and
+    // fan-out (redlock.test.ts covers 3 and 5 servers). Its waiters look again every
+    // `retryDelayMs`, 50 ms by default for this kind; the contract's no-polling test sets it off.
+    name: 'RedlockMutex',
+    create: (client, name, options) =>
+      new RedlockMutex([client], name, { retryDelayMs: Number.POSITIVE_INFINITY, ...options }),
+    waiters: async (lock, redis) => Number(await redis.command('ZCARD', lock.keys.line)),
   }),
 ];

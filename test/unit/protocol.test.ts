@@ -47,7 +47,7 @@ const calls = {
     barging: true,
   }),
   fairExtend: fairExtend(keys, { token, ttlMs: 1000 }),
-  fairRelease: fairRelease(keys, { token, skipUnreached: true, releasedChannel: keys.releasedChannel }),
+  fairRelease: fairRelease(keys, { token, skipUnreached: true }),
   fairInspect: fairInspect(keys),
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
   raiseFence: raiseFence(keys, { atLeast: 1_700_000_000_000_123 }),
@@ -98,7 +98,7 @@ describe('typed script calls', () => {
       keys.waiting,
       keys.lastReleased,
     ]);
-    assert.deepEqual(calls.fairRelease.args, [token, '1', keys.releasedChannel, '']);
+    assert.deepEqual(calls.fairRelease.args, [token, '1']);
     assert.deepEqual(
       fairRelease(keys, { token, skipUnreached: false }).args,
       [token, '0', '', ''],

@@ -29,6 +29,7 @@
 -- #include next-fence.lua
 -- #include fair-holder.lua
 -- #include fair-queue.lua
+-- #include hand-on.lua
 -- #include hand-off-acquire.lua
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

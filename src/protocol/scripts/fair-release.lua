@@ -10,11 +10,6 @@
 -- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody (its process is gone; Mutex),
 --         '0' to hand it the lock anyway (FairMutex: its place is kept even while its subscriber
 --         reconnects; a crashed waiter costs at most its TTL)
--- ARGV[3] a channel to PUBLISH the releasing token on when this release frees the lock with nobody
---         to hand it to, or '' for none (waiters that do not queue, e.g. a Redlock quorum's, hear it
---         there; the token tells them the same release announced on several servers apart)
--- ARGV[4] what to PUBLISH there instead of the token, or '' (or absent) for the token (a Redlock
---         attempt giving back partial votes names the attempt, so each give-back is news)
 -- Reply: 1 when this token held the lock (it now belongs to the next live waiter, or is free when
 --        none is left), or when this token is the one that released it last (a release re-sent
 --        after its reply was lost: it did release; nothing changes); 0 when it did not (its queue
@@ -30,5 +25,6 @@
 -- #include next-fence.lua
 -- #include fair-holder.lua
 -- #include fair-queue.lua
+-- #include hand-on.lua
 -- #include hand-off-release.lua
 return release_or_leave(decode_holder(redis.call('get', KEYS[1])))

@@ -22,6 +22,7 @@
 -- #include next-fence.lua
 -- #include fair-holder.lua
 -- #include fair-queue.lua
+-- #include hand-on.lua
 -- #include hand-off-acquire.lua
 -- #include reentrant-holds.lua
 local t = redis.call('time')

@@ -19,6 +19,7 @@
 -- #include next-fence.lua
 -- #include fair-holder.lua
 -- #include fair-queue.lua
+-- #include hand-on.lua
 -- #include hand-off-release.lua
 -- #include reentrant-holds.lua
 local me = ARGV[1]

@@ -1,5 +1,6 @@
--- fair-queue (included by the FairMutex scripts that serve the queue; needs next-fence.lua and
--- fair-holder.lua before it): the queue's entries, and handing the lock to one of them.
+-- fair-queue (included by the FairMutex scripts that serve the queue, before hand-on.lua): the
+-- queue, a list in arrival order, and its entries. ordered-queue.lua is the same interface over a
+-- sorted set (a Redlock quorum's line).
 -- Queue entries: "<deadline ms>|<lease TTL ms>|<#channel>|<channel><token>" (token last, as above).
 local function decode_entry(raw)
   local deadline, ttl, channel_len, rest = string.match(raw, '^(%d+)|(%d+)|(%d+)|(.*)$')
@@ -46,39 +47,6 @@ local function join_queue(queue, waiting, token, deadline, ttl, channel)
     return false
   end
   return redis.call('rpush', queue, string.format('%d|%d|%d|', deadline, ttl, #channel) .. channel .. token) == 1
-end
-
--- Hands the lock to `entry`: the next fencing token (from `from`, the previous holder, when known),
--- the lock set to the entry's token with its TTL, and "token:fencing token:server time ms" published
--- on its channel. A refused PUBLISH (an ACL user without channel permissions) is ignored: the waiter
--- finds the lock its own at its next attempt. With `skip_unreached`, a PUBLISH that reached nobody
--- hands nothing (its process is gone) and returns nil; the counter has moved on, which only skips a
--- token. Returns the new holder.
-local function hand_to(lock, fence_key, entry, from, prev, t, now, skip_unreached)
-  local fence = next_fence(fence_key, t, from and from.fence)
-  local reached = redis.pcall('publish', entry.channel,
-    entry.token .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
-  if skip_unreached and reached == 0 then
-    if from then from.fence = fence end
-    return nil
-  end
-  local holder = {
-    fence = fence, expiry = now + entry.ttl, min_ttl = from and from.min_ttl or 0,
-    queue_expiry = from and from.queue_expiry or 0, prev = prev, token = entry.token,
-  }
-  store_holder(lock, holder, now)
-  return holder
-end
-
--- Hands the lock from `from` (the holder, or nil when the lock is free) to the oldest live waiter
--- other than `releaser`. Returns the new holder, or nil when nobody was left to hand it to.
-local function hand_on(lock, fence_key, queue, waiting, from, releaser, t, now, skip_unreached)
-  while true do
-    local head = pop_live(queue, waiting, now, releaser, nil)
-    if not head then return nil end
-    local holder = hand_to(lock, fence_key, head, from, from and releaser or '', t, now, skip_unreached)
-    if holder then return holder end
-  end
 end
 
 -- Removes `token`'s entry from the queue (a waiter giving up): O(queue length), off the hot path.

@@ -1,5 +1,6 @@
 -- hand-off-acquire (included by fair-acquire.lua and reentrant-acquire.lua; needs next-fence.lua,
--- fair-holder.lua and fair-queue.lua before it): take a hand-off lock in strict arrival order, or
+-- fair-holder.lua, a queue (fair-queue.lua or ordered-queue.lua) and hand-on.lua before it): take a
+-- hand-off lock in strict (arrival or place) order, or
 -- barging into a free one, or join (or renew a place in) its queue. Reads the first four keys and
 -- the first six arguments as fair-acquire.lua's header names them; returns fair-acquire's reply.
 -- `holder` is the decoded lock value (nil when free), `t` a TIME reply and `now` its ms.

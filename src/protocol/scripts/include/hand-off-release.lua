@@ -1,8 +1,7 @@
 -- hand-off-release (included by fair-release.lua and reentrant-release.lua; needs next-fence.lua,
--- fair-holder.lua and fair-queue.lua before it): release a hand-off lock by handing it straight to
--- the oldest live waiter, or leave its queue. Reads the first five keys and the first four
--- arguments as fair-release.lua's header names them (the third and fourth only when given);
--- returns fair-release's reply. `holder` is the decoded
+-- fair-holder.lua, a queue (fair-queue.lua or ordered-queue.lua) and hand-on.lua before it): release a hand-off lock by handing it straight to
+-- the oldest live waiter, or leave its queue. Reads the first five keys and the first two
+-- arguments as fair-release.lua's header names them; returns fair-release's reply. `holder` is the decoded
 -- lock value (nil when free).
 local function release_or_leave(holder)
   local me = ARGV[1]
@@ -12,14 +11,6 @@ local function release_or_leave(holder)
     if not hand_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], holder, me, t, now, ARGV[2] == '1') then
       redis.call('del', KEYS[1])
       redis.call('set', KEYS[5], me, 'PX', 60000)
-      -- Announce a release that frees the lock, for waiters that do not queue (a Redlock quorum's),
-      -- when the caller names a channel (ARGV[3]; a script without it passes nothing). pcall: an ACL
-      -- user without channel permissions still releases.
-      if ARGV[3] and ARGV[3] ~= '' then
-        -- ARGV[4], when given, is the message instead of the token (a Redlock give-back's).
-        local message = (ARGV[4] and ARGV[4] ~= '') and ARGV[4] or me
-        redis.pcall('publish', ARGV[3], message)
-      end
     end
     return 1
   end

@@ -8,9 +8,15 @@
 -- `time` is a TIME reply the script already read, or nil to read one here. `last` is the counter's
 -- value when the script already knows it (the previous holder's token, written with the counter in
 -- the same script), or nil to read it.
+-- `fence_time_step_us` is the floor's step: 1 (microseconds) unless the including script sets it
+-- after this include. A Redlock quorum's scripts step by whole seconds: the servers' counters then
+-- agree (each adds 1) except in the instant a second turns, so the quorum's highest token is
+-- already on a quorum and needs no write-back round trip (redlock-acquire.lua says more).
+local fence_time_step_us = 1
 local function next_fence(key, time, last)
   time = time or redis.call('time')
   local floor = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  floor = floor - floor % fence_time_step_us
   last = last or tonumber(redis.call('get', key) or '0')
   local fence = math.max(last + 1, floor)
   redis.call('set', key, string.format('%d', fence))

@@ -1,0 +1,48 @@
+/** Typed calls of a RedlockMutex's per-server scripts (redlock-acquire.lua, redlock-release.lua). */
+import { type ScriptCall, scriptCall } from './call.js';
+import {
+  decodeAcquireReply,
+  type FairAcquireResult,
+  type HandOffAcquireParams,
+  handOffAcquireArgs,
+} from './fair-mutex.js';
+import type { LockKeys } from './keys.js';
+import { asInteger } from './replies.js';
+import { scripts } from './scripts.js';
+
+const lineKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.line, keys.waiting];
+
+/**
+ * One server's part of a RedlockMutex attempt: the FairMutex's enqueue-or-acquire, in the order of
+ * `place` (the acquire call's wall-clock ms when it first joined; the same on every server).
+ */
+export function redlockAcquire(
+  keys: LockKeys,
+  params: HandOffAcquireParams & { readonly place: number },
+): ScriptCall<FairAcquireResult> {
+  if (!Number.isSafeInteger(params.place) || params.place < 0) {
+    throw new Error(`redlock-acquire takes a place in whole ms, was given ${params.place}`);
+  }
+  return scriptCall(
+    scripts.redlockAcquire,
+    lineKeys(keys),
+    [...handOffAcquireArgs(params), String(params.place)],
+    (reply) => decodeAcquireReply('redlock-acquire', reply),
+  );
+}
+
+/**
+ * One server's part of a release: hands the lock to the first live waiter of the line, or takes
+ * `token` out of the line. True when `token` held the lock there (or released it last).
+ */
+export function redlockRelease(
+  keys: LockKeys,
+  params: { readonly token: string; readonly skipUnreached: boolean },
+): ScriptCall<boolean> {
+  return scriptCall(
+    scripts.redlockRelease,
+    [...lineKeys(keys), keys.lastReleased],
+    [params.token, params.skipUnreached ? '1' : '0'],
+    (reply) => asInteger('redlock-release', reply) === 1,
+  );
+}

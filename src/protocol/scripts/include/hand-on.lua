@@ -1,0 +1,37 @@
+-- hand-on (included by the scripts that hand a lock to a waiter; needs next-fence.lua,
+-- fair-holder.lua and a queue, fair-queue.lua or ordered-queue.lua, before it): handing the lock
+-- to the queue's next live entry.
+
+-- Hands the lock to `entry`: the next fencing token (from `from`, the previous holder, when known),
+-- the lock set to the entry's token with its TTL, and "token:fencing token:server time ms" published
+-- on its channel. A refused PUBLISH (an ACL user without channel permissions) is ignored: the waiter
+-- finds the lock its own at its next attempt. With `skip_unreached`, a PUBLISH that reached nobody
+-- hands nothing (its process is gone) and returns nil; the counter has moved on, which only skips a
+-- token. Returns the new holder.
+local function hand_to(lock, fence_key, entry, from, prev, t, now, skip_unreached)
+  local fence = next_fence(fence_key, t, from and from.fence)
+  local reached = redis.pcall('publish', entry.channel,
+    entry.token .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
+  if skip_unreached and reached == 0 then
+    if from then from.fence = fence end
+    return nil
+  end
+  local holder = {
+    fence = fence, expiry = now + entry.ttl, min_ttl = from and from.min_ttl or 0,
+    queue_expiry = from and from.queue_expiry or 0, prev = prev, token = entry.token,
+  }
+  store_holder(lock, holder, now)
+  return holder
+end
+
+-- Hands the lock from `from` (the holder, or nil when the lock is free) to the oldest live waiter
+-- other than `releaser`. Returns the new holder, or nil when nobody was left to hand it to.
+local function hand_on(lock, fence_key, queue, waiting, from, releaser, t, now, skip_unreached)
+  while true do
+    local head = pop_live(queue, waiting, now, releaser, nil)
+    if not head then return nil end
+    local holder = hand_to(lock, fence_key, head, from, from and releaser or '', t, now, skip_unreached)
+    if holder then return holder end
+  end
+end
+

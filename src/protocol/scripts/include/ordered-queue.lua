@@ -1,0 +1,54 @@
+-- ordered-queue (included by the RedlockMutex's scripts, before hand-on.lua): fair-queue.lua's
+-- interface (pop_live, join_queue, leave_queue) over a line in which each waiter brings its own
+-- place, so that every server of a Redlock quorum keeps its waiters in the same order.
+-- A FairMutex's queue is in arrival order; two waiters that join several servers at nearly the same
+-- time arrive in different orders on different servers, and each server would hand the lock to a
+-- different one: a split vote in which nobody holds a quorum. Here the order is the waiter's place
+-- (its client's wall clock, ms, when its acquire call first joined; the same number on every
+-- server), ties broken by token, so the servers agree on who is next whenever they know the same
+-- waiters. A client clock that is off only moves its waiters in the line; it never makes two holders.
+-- The line: a sorted set, token -> place. The waiting hash: token -> "<deadline ms>|<lease TTL ms>|
+-- <#channel>|<channel>" (the deadline is renewed by each attempt; an entry past it is dropped).
+-- `ordered_place` is the place join_queue gives a new entry: the including script sets it from its
+-- arguments after this include.
+local ordered_place = 0
+
+local function decode_waiting(token, raw)
+  local deadline, ttl, channel_len, rest = string.match(raw, '^(%d+)|(%d+)|(%d+)|(.*)$')
+  if not deadline then return nil end
+  return {
+    deadline = tonumber(deadline), ttl = tonumber(ttl),
+    channel = string.sub(rest, 1, tonumber(channel_len)), token = token,
+  }
+end
+
+-- Takes entries off the front of the line until a live one (as fair-queue.lua's pop_live: entries
+-- of `skip` and dead ones are dropped; an entry of `mine` counts as live).
+local function pop_live(queue, waiting, now, skip, mine)
+  while true do
+    local token = redis.call('zrange', queue, 0, 0)[1]
+    if not token then return nil end
+    redis.call('zrem', queue, token)
+    local raw = redis.call('hget', waiting, token)
+    if raw then
+      redis.call('hdel', waiting, token)
+      local entry = decode_waiting(token, raw)
+      if entry and token ~= skip and (token == mine or entry.deadline >= now) then return entry end
+    end
+  end
+end
+
+-- Puts `token` in the line at `ordered_place`, or renews its deadline when it is there already.
+-- Returns true when the line was created by this call (it has no TTL yet).
+local function join_queue(queue, waiting, token, deadline, ttl, channel)
+  local value = string.format('%d|%d|%d|', deadline, ttl, #channel) .. channel
+  if redis.call('hset', waiting, token, value) == 0 then return false end
+  redis.call('zadd', queue, ordered_place, token)
+  return redis.call('zcard', queue) == 1
+end
+
+-- Takes `token` out of the line (a waiter giving up): O(log line length).
+local function leave_queue(queue, waiting, token)
+  if redis.call('hdel', waiting, token) == 0 then return end
+  redis.call('zrem', queue, token)
+end

@@ -1,0 +1,35 @@
+-- redlock-acquire: one server's part of a RedlockMutex attempt: take the lock in the line's order,
+-- or join (or renew a place in) the line. It is fair-acquire.lua over ordered-queue.lua: every
+-- server of the quorum orders its waiters by the place each brings (ARGV[7]), so all of them hand
+-- a release to the same waiter, and a contended lock moves from holder to holder without split
+-- votes.
+-- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- KEYS[2] the fencing counter of the lock (never expires, so tokens only grow)
+-- KEYS[3] the line: a sorted set, waiting token -> its place (see ordered-queue.lua)
+-- KEYS[4] the waiting: a hash, waiting token -> "deadline ms|lease TTL ms|#channel|channel"
+-- ARGV[1] the owner token of this acquisition (the same for every attempt of one acquire call)
+-- ARGV[2] the lease TTL in milliseconds
+-- ARGV[3] how long this waiter's place lives without being renewed, in ms; 0 for a single try
+--         that never joins the line (tryAcquire)
+-- ARGV[4] the channel this waiter hears its hand-off on (one per client and server)
+-- ARGV[5] '1' when an earlier attempt of this acquire call may have put it in the line, else '0'
+-- ARGV[6] '1' to take a free lock whoever is in line, '0' to serve the line first
+-- ARGV[7] this acquire call's place in the line: its client's wall clock in ms when the call
+--         first joined, the same on every server (ties go to the lower token)
+-- Reply: as fair-acquire.lua's: {1, fencing token, server time ms} when acquired (now, or by an
+--        earlier hand-off, whose TTL is then restarted); {0, wait bound in ms, server time ms}.
+-- Fencing tokens step over whole seconds of server time rather than microseconds (next-fence.lua):
+-- the servers' counters then move together, one per grant, and the highest token of a quorum is
+-- usually already on a quorum. Tokens still only grow, and a server that lost its counter starts
+-- again above every token handed out more than a second before.
+-- Cost: O(log line length).
+-- #include next-fence.lua
+-- #include fair-holder.lua
+-- #include ordered-queue.lua
+-- #include hand-on.lua
+-- #include hand-off-acquire.lua
+fence_time_step_us = 1000000
+ordered_place = ARGV[7]
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return acquire_or_queue(decode_holder(redis.call('get', KEYS[1])), t, now)

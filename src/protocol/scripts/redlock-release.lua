@@ -1,0 +1,22 @@
+-- redlock-release: one server's part of releasing a RedlockMutex: hand the lock straight to the
+-- first live waiter of the line, or leave the line (a waiter that gives up). It is fair-release.lua
+-- over ordered-queue.lua (see redlock-acquire.lua).
+-- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- KEYS[2] the fencing counter of the lock
+-- KEYS[3] the line: a sorted set, waiting token -> its place
+-- KEYS[4] the waiting: a hash, waiting token -> "deadline ms|lease TTL ms|#channel|channel"
+-- KEYS[5] the release tombstone: the last token that freed this lock with nobody to hand it to,
+--         kept 60 s
+-- ARGV[1] the token that releases the lock, or whose place in the line is removed
+-- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody, '0' to hand it the lock anyway
+-- Reply: as fair-release.lua's: 1 when this token held the lock (it now belongs to the next live
+--        waiter, or is free), or released it last; 0 when it did not (its place is removed).
+-- A hand-off publishes "token:fencing token:server time ms" on the waiter's channel.
+-- Cost: O(log line length), plus the dead entries dropped.
+-- #include next-fence.lua
+-- #include fair-holder.lua
+-- #include ordered-queue.lua
+-- #include hand-on.lua
+-- #include hand-off-release.lua
+fence_time_step_us = 1000000
+return release_or_leave(decode_holder(redis.call('get', KEYS[1])))
