@@ -104,8 +104,8 @@ export interface SemaphoreOptions extends FairLockOptions {
 
 /**
  * How a RedlockMutex behaves: the Mutex's options, and how long one node may take to answer. Its
- * defaults differ in one place: `retryDelayMs` is 50, since a waiter listens on several servers and
- * a lost announcement (a release, or a contender's give-back of partial votes) must cost it little.
+ * defaults differ in one place: `retryDelayMs` is 50, since a waiter is handed the lock by several
+ * servers' messages and a lost one must cost it little.
  */
 export interface RedlockOptions extends LockOptions {
   /**

@@ -39,13 +39,16 @@ export interface RedlockState extends LockState {
  * await using lease = await lock.acquire();
  * ```
  *
- * Each attempt sends the Mutex's own single-try script to every node at once and decides as soon
- * as the outcome is known; it counts only with a quorum and validity left (ttl − elapsed − drift,
- * from before the first send). An attempt that fails gives back what it may have won, at once, on
- * every node that did not answer no (none of it is kept), then waits a random, growing back-off, or until a release is announced on
- * any node. The fencing token is the highest over the quorum, written back to a quorum before the
- * acquisition counts. Waiters do not queue (per-node queues would split the vote between waiters):
- * this lock is not fair, and there is no Redlock FairMutex or Semaphore (README, "Redlock").
+ * Each server keeps a line of waiters ordered by the place each acquire call brings (its wall
+ * clock when it first joined, the same number everywhere), so every server hands a release to the
+ * same waiter, which holds the lock once a quorum of them handed it over (redlock-acquire.lua,
+ * redlock-release.lua: the FairMutex's hand-off over that line). An attempt sends to every node at
+ * once and decides as soon as the outcome is known; it counts only with a quorum and validity
+ * left (ttl − elapsed − drift, from before the first send, or from the quorum's hand-off). A
+ * minority held for longer than a node may take to answer is given back everywhere and the call
+ * steps to the back of the line, so it never blocks the others. The fencing token is the highest
+ * over the quorum, written back to a quorum (when it is not there yet) before the acquisition
+ * counts. First come, first served; there is no Redlock Semaphore (README, "Redlock").
  */
 export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   /** @internal The Redis keys of this lock, the same on every node. */
