@@ -14,7 +14,8 @@
  * redlock-mutex (a RedlockMutex on three redis-servers, each behind its own proxy) runs only the
  * scenarios written for three nodes (`redlockScenarios`: minority and majority of nodes lost, a
  * node paused past the TTL, a slow node, lost replies on one node), and they run only for it;
- * `--locks redlock-mutex` runs just those (and the controls), about 1.5 min.
+ * `--locks redlock-mutex` runs just those (and the controls), about 1.5 min. In the soak profile
+ * its chunks run the chaos scenario on three servers with the faults on the first one only.
  * Prints the table scenario → acquisitions → violations, then a final line `N passed, N failed`.
  * Exits non-zero on any violation, on a negative control that was not flagged, on a scenario whose
  * fault did not happen, or on fewer acquisitions than the profile promises.
