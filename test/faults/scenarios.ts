@@ -5,13 +5,14 @@
  * produce a violation, because the checker judges each holder by its own reckoning.
  *
  * Every scenario runs for the Semaphore too (its checker counts permits against the limit), except
- * those marked `exclusive`, which exercise fencing of one register. Extension point: Redlock
- * (minority/majority node loss: a `redis` with N servers and a fault loop over subsets) adds
- * scenarios here once it exists; nothing is stubbed for it today.
+ * those marked `exclusive`, which exercise fencing of one register. The RedlockMutex (`redlock-mutex`,
+ * three servers each behind its own proxy) runs only the scenarios marked `nodes: REDLOCK_NODES`
+ * (`redlockScenarios`, at the end), and those run for nothing else.
  */
 import type { CheckReport } from './toolkit/checker.js';
 import { every, type FaultContext, type Scenario } from './toolkit/harness.js';
-import type { CommandAction, ProxiedCommand } from './toolkit/proxy.js';
+import { REDLOCK_NODES } from './toolkit/locks.js';
+import type { CommandAction, FaultProxy, ProxiedCommand } from './toolkit/proxy.js';
 import type { WorkerHandle } from './toolkit/workers.js';
 
 const need = (ok: boolean, message: string): string | undefined => (ok ? undefined : message);
@@ -312,6 +313,163 @@ export const scenarios: readonly Scenario[] = [
   },
 ];
 
+/** `count` of the nodes 0..n-1, drawn at random without repeats. */
+function someNodes(n: number, count: number): number[] {
+  const all = Array.from({ length: n }, (_, i) => i);
+  for (let i = all.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [all[i], all[j]] = [all[j] as number, all[i] as number];
+  }
+  return all.slice(0, count);
+}
+
+/**
+ * Every `everyMs`, black-holes `count` nodes drawn at random (their proxies swallow every byte, as
+ * in a partition) for `ms`, then heals them (their connections are reset). Counted as `name`.
+ */
+async function blackholeNodes(
+  ctx: FaultContext,
+  count: number,
+  everyMs: readonly [number, number],
+  ms: number,
+  name: string,
+): Promise<void> {
+  await every(ctx, everyMs, async () => {
+    const chosen = someNodes(ctx.proxies.length, count).map((i) => ctx.proxies[i] as FaultProxy);
+    for (const proxy of chosen) proxy.blackhole();
+    ctx.count(name);
+    await ctx.wait(ms);
+    for (const proxy of chosen) proxy.heal();
+  });
+}
+
+/** The acquires that failed untyped (anything but a timeout, an abort or a Redlock QuorumError). */
+const typedFailuresOnly = (report: CheckReport) =>
+  need(
+    (report.failures.error ?? 0) === 0,
+    `${report.failures.error} acquires failed with an untyped error: ${report.errors.join(' | ')}`,
+  );
+
+/**
+ * RedlockMutex scenarios: three redis-servers, each behind its own proxy, the workers' clients (one
+ * per node, each worker on one client kind, rotated as for the other locks) through the proxies,
+ * the checker's probes straight to the servers through `inspect()`. TTL 500 ms as in the other
+ * scenarios, `nodeTimeoutMs` 50 ms (the library's default), four lock names.
+ */
+/** Lock names the Redlock workers spread over: more than the default 2, for throughput. */
+const REDLOCK_LOCK_COUNT = 4;
+
+export const redlockScenarios: readonly Scenario[] = [
+  {
+    name: 'redlock: healthy nodes',
+    expect: 'safe',
+    nodes: REDLOCK_NODES,
+    proxy: true,
+    lockCount: REDLOCK_LOCK_COUNT,
+  },
+  {
+    // A quorum (2 of 3) is always up: acquisitions go on, leases survive the loss of one node.
+    name: 'redlock: minority node lost (black-holed)',
+    expect: 'safe',
+    nodes: REDLOCK_NODES,
+    proxy: true,
+    lockCount: REDLOCK_LOCK_COUNT,
+    fault: (ctx) => blackholeNodes(ctx, 1, [100, 300], 1.6 * ctx.ttlMs, 'minority black-holed'),
+    exercised: (ctx, report) => atLeast(ctx, 'minority black-holed', 2) ?? typedFailuresOnly(report),
+  },
+  {
+    // No quorum for longer than an acquire waits: acquires fail (typed: QuorumError or a timeout),
+    // held leases cannot be extended and must end (their signal aborts), never overlap.
+    name: 'redlock: majority of nodes lost (black-holed)',
+    expect: 'safe',
+    nodes: REDLOCK_NODES,
+    proxy: true,
+    lockCount: REDLOCK_LOCK_COUNT,
+    config: { acquireTimeoutMs: 800 },
+    fault: (ctx) => blackholeNodes(ctx, 2, [300, 600], 2.4 * ctx.ttlMs, 'majority black-holed'),
+    exercised: (ctx, report) =>
+      atLeast(ctx, 'majority black-holed', 2) ??
+      need(
+        (report.failures['no-quorum'] ?? 0) + (report.failures.timeout ?? 0) > 0,
+        'no acquire failed while a majority was lost: the fault did not bite',
+      ) ??
+      typedFailuresOnly(report),
+  },
+  {
+    // The process frozen (SIGSTOP), its keys expiring by its own clock meanwhile; one node at a time.
+    name: 'redlock: a node paused past the TTL (SIGSTOP)',
+    expect: 'safe',
+    nodes: REDLOCK_NODES,
+    proxy: true,
+    lockCount: REDLOCK_LOCK_COUNT,
+    async fault(ctx) {
+      await every(ctx, [200, 500], async () => {
+        const node = ctx.servers[Math.floor(Math.random() * ctx.servers.length)];
+        if (!node) return;
+        node.pause();
+        ctx.count('SIGSTOP node');
+        await new Promise((r) => setTimeout(r, 1.6 * ctx.ttlMs));
+        node.resume();
+      });
+    },
+    exercised: (ctx, report) => atLeast(ctx, 'SIGSTOP node', 2) ?? typedFailuresOnly(report),
+  },
+  {
+    // Every request and reply of one node (a different one every ~1 s) 60-100 ms late, beyond
+    // `nodeTimeoutMs` (50 ms): that node counts as not answering, it must not hold a call up.
+    name: 'redlock: one node slower than nodeTimeoutMs (proxy delay)',
+    expect: 'safe',
+    nodes: REDLOCK_NODES,
+    proxy: true,
+    lockCount: REDLOCK_LOCK_COUNT,
+    async fault(ctx) {
+      let slow: FaultProxy | undefined;
+      await every(ctx, [0, 1_000], () => {
+        if (slow) slow.delay = 0;
+        slow = ctx.proxies[Math.floor(Math.random() * ctx.proxies.length)];
+        if (!slow) return;
+        slow.delay = () => 60 + Math.random() * 40;
+        ctx.count('slow node');
+      });
+      if (slow) slow.delay = 0;
+    },
+    exercised: (ctx, report) => atLeast(ctx, 'slow node', 2) ?? typedFailuresOnly(report),
+  },
+  {
+    // On one node (a different one every ~1 s), 10% of script calls apply but lose their reply (the
+    // connection is reset) and 5% never reach Redis: votes the caller cannot count, give-backs and
+    // releases it cannot confirm. Matched by command name (EVAL*), not by script.
+    name: 'redlock: lost replies on one node',
+    expect: 'safe',
+    nodes: REDLOCK_NODES,
+    proxy: true,
+    lockCount: REDLOCK_LOCK_COUNT,
+    async fault(ctx) {
+      let lossy: FaultProxy | undefined;
+      await every(ctx, [0, 1_000], () => {
+        if (lossy) lossy.rule = undefined;
+        lossy = ctx.proxies[Math.floor(Math.random() * ctx.proxies.length)];
+        if (!lossy) return;
+        lossy.rule = (command) => {
+          if (!command.name.startsWith('EVAL')) return 'forward';
+          const roll = Math.random();
+          if (roll < 0.1) {
+            ctx.count('reply lost');
+            return 'swallow-reply';
+          }
+          if (roll < 0.15) {
+            ctx.count('dropped');
+            return 'drop';
+          }
+          return 'forward';
+        };
+      });
+      if (lossy) lossy.rule = undefined;
+    },
+    exercised: (ctx, report) => atLeast(ctx, 'reply lost', 5) ?? typedFailuresOnly(report),
+  },
+];
+
 /** Negative controls: deliberately broken locking the checker must flag. */
 export const controls: readonly Scenario[] = [
   { name: 'control: no lock', expect: 'flagged', locks: ['no-lock'], config: { workMs: [1, 4] } },
@@ -320,6 +478,16 @@ export const controls: readonly Scenario[] = [
     expect: 'flagged',
     locks: ['naive-short-ttl'],
     config: { ttlMs: 30, workMs: [40, 80] },
+  },
+  {
+    // The Redlock wiring itself (three servers, a client per node, probes through inspect()): a
+    // Redlock lease whose keys expire mid-section while its holder believes it still holds.
+    name: 'control: Redlock TTL < critical section, no renewal',
+    expect: 'flagged',
+    locks: ['naive-redlock'],
+    nodes: REDLOCK_NODES,
+    proxy: true,
+    config: { ttlMs: 60, workMs: [80, 140] },
   },
   {
     name: 'control: unfenced paused holder',

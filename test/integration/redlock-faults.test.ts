@@ -5,8 +5,9 @@
  * suite's workers record, on the same monotonic clock, so the checker counts a holder from entering
  * its critical section until the first of leaving it, its signal aborting and its own validity.
  *
- * Not (yet) a scenario of the fault suite itself (npm run test:faults): its harness runs one Redis
- * server per scenario; see the report of issue #12.
+ * The fault suite (npm run test:faults) runs these faults too, as the `redlock-mutex` lock kind's
+ * scenarios (test/faults/scenarios.ts, `redlockScenarios`), with worker processes on every client
+ * kind; this file stays as the quick in-process check.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

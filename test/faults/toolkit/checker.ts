@@ -123,6 +123,8 @@ function classify(error: string): string {
   if (/TooManyAttempts/.test(error)) return 'too-many-attempts';
   if (/NotAcquired/.test(error)) return 'not-acquired';
   if (/RedisUnavailable/.test(error)) return 'redis-unavailable';
+  // Redlock: no quorum of nodes answered (a majority lost); typed, like a timeout.
+  if (/QuorumError|NO_QUORUM/.test(error)) return 'no-quorum';
   return 'error';
 }
 

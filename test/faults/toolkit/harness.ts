@@ -1,5 +1,6 @@
 /**
- * Runs one scenario: a fresh redis-server (and proxy), the worker pool taking locks while the
+ * Runs one scenario: a fresh redis-server (and proxy) per node of the lock kind (one, or three for
+ * Redlock), the worker pool taking locks while the
  * scenario's faults run, then a healthy tail, a clean stop, the end-of-run key checks, and the
  * checker's verdict.
  */
@@ -16,7 +17,7 @@ import {
   type ViolationKind,
 } from './checker.js';
 import { clientKindIndex } from './client-rotation.js';
-import { lockLimit } from './locks.js';
+import { lockLimit, lockNodes } from './locks.js';
 import {
   type HistoryEvent,
   type LockKind,
@@ -30,9 +31,14 @@ import { FencedResource } from './resource.js';
 import type { WorkerHandle } from './workers.js';
 
 export interface FaultContext {
+  /** The redis-server (the first node, for a lock over several). */
   readonly server: RedisServer;
   /** Present when the scenario asked for one: the workers' clients connect through it. */
   readonly proxy: FaultProxy | undefined;
+  /** Every node's redis-server, in node order (one for every lock but Redlock). */
+  readonly servers: readonly RedisServer[];
+  /** Every node's proxy, in node order, when the scenario asked for proxies (else empty). */
+  readonly proxies: readonly FaultProxy[];
   readonly workers: readonly WorkerHandle[];
   readonly ttlMs: number;
   /** Aborts when the fault phase is over: a fault loop must stop and heal what it broke. */
@@ -56,7 +62,13 @@ export interface Scenario {
   /** Which locks it runs for: the real primitives by default, or one fixed kind (controls). */
   readonly locks?: readonly LockKind[];
   readonly redis?: { appendOnly?: boolean };
+  /** A proxy in front of each redis-server (every node of a Redlock). */
   readonly proxy?: boolean;
+  /**
+   * The nodes the scenario is written for: it runs only for lock kinds on that many servers
+   * (`lockNodes`; default 1), so Redlock runs its own scenarios and none of the one-server ones.
+   */
+  readonly nodes?: number;
   /**
    * Whether it needs an exclusive lock (it exercises fencing of the single register the holders
    * write): lock kinds that admit several holders (a Semaphore) skip it.
@@ -125,10 +137,27 @@ export async function runScenario(
 ): Promise<ScenarioResult> {
   const started = performance.now();
   const thisRun = runNumber++;
-  const server = await startRedis({ appendOnly: scenario.redis?.appendOnly ?? false });
-  const proxy = scenario.proxy ? await FaultProxy.start({ port: server.port }) : undefined;
-  const admin = new IORedis(server.url, { maxRetriesPerRequest: null });
-  admin.on('error', () => {});
+  const servers: RedisServer[] = [];
+  const proxies: FaultProxy[] = [];
+  const admins: IORedis[] = [];
+  try {
+    for (let i = 0; i < lockNodes(run.lock); i += 1) {
+      const node = await startRedis({ appendOnly: scenario.redis?.appendOnly ?? false });
+      servers.push(node);
+      if (scenario.proxy) proxies.push(await FaultProxy.start({ port: node.port }));
+      const nodeAdmin = new IORedis(node.url, { maxRetriesPerRequest: null });
+      nodeAdmin.on('error', () => {});
+      admins.push(nodeAdmin);
+    }
+  } catch (error) {
+    for (const nodeAdmin of admins) nodeAdmin.disconnect();
+    for (const nodeProxy of proxies) await nodeProxy.close();
+    await Promise.all(servers.map((node) => node.stop()));
+    throw error;
+  }
+  const server = servers[0] as RedisServer;
+  const proxy = proxies[0];
+  const admin = admins[0] as IORedis;
   const workers = pool.slice(0, scenario.workers ?? pool.length);
   const resource = new FencedResource(scenario.fenced ?? true);
   const events: HistoryEvent[] = [];
@@ -137,6 +166,8 @@ export async function runScenario(
   const ctx: FaultContext = {
     server,
     proxy,
+    servers,
+    proxies,
     workers,
     ttlMs: 0,
     signal: phase.signal,
@@ -163,6 +194,12 @@ export async function runScenario(
       ).name,
       redisUrl: proxy?.url ?? server.url,
       probeUrl: server.url,
+      ...(servers.length > 1
+        ? {
+            redisUrls: servers.map((node, i) => proxies[i]?.url ?? node.url),
+            probeUrls: servers.map((node) => node.url),
+          }
+        : {}),
       lock: run.lock,
       lockNames,
     };
@@ -197,12 +234,12 @@ export async function runScenario(
     // Heal whatever a fault loop may have left (defensive: each loop heals its own), then a
     // healthy tail longer than the TTL, so every lease from the faulty phase has ended one way or
     // the other before the end-of-run checks.
-    server.resume();
+    for (const node of servers) node.resume();
     for (const worker of workers) worker.resume();
-    if (proxy) {
-      proxy.rule = undefined;
-      proxy.delay = 0;
-      proxy.heal();
+    for (const nodeProxy of proxies) {
+      nodeProxy.rule = undefined;
+      nodeProxy.delay = 0;
+      nodeProxy.heal();
     }
     await sleep(ttlMs + 500);
     await Promise.all(workers.map((worker) => worker.stop()));
@@ -211,11 +248,12 @@ export async function runScenario(
 
     // Every worker has released by now and sits idle with its client open, so anything that still
     // holds or renews a lock is a leak.
+    // On every node of a Redlock (its keys named `node <i>: <key>`).
     await sleep(300);
-    const leftAtStop = await lockKeys(admin);
-    const withoutExpiry = await keysWithoutExpiry(admin);
+    const leftAtStop = await onEveryNode(admins, lockKeys);
+    const withoutExpiry = await onEveryNode(admins, keysWithoutExpiry);
     await sleep(2 * ttlMs);
-    const renewedAfterEnd = (await lockKeys(admin)).filter((key) => leftAtStop.includes(key));
+    const renewedAfterEnd = (await onEveryNode(admins, lockKeys)).filter((key) => leftAtStop.includes(key));
     const keys: KeyFindings = {
       leftAtStop,
       renewedAfterEnd,
@@ -245,7 +283,7 @@ export async function runScenario(
     phase.abort();
     if (!closed) {
       // A scenario that failed half-way: leave the pool ready for the next one, as far as possible.
-      server.resume();
+      for (const node of servers) node.resume();
       await Promise.allSettled(
         workers.map(async (worker) => {
           await worker.stop();
@@ -253,10 +291,17 @@ export async function runScenario(
         }),
       );
     }
-    admin.disconnect();
-    await proxy?.close();
-    await server.stop();
+    for (const nodeAdmin of admins) nodeAdmin.disconnect();
+    for (const nodeProxy of proxies) await nodeProxy.close();
+    await Promise.all(servers.map((node) => node.stop()));
   }
+}
+
+/** A key check run on each node; with several nodes, each key is named after its node. */
+async function onEveryNode(admins: readonly IORedis[], read: (admin: IORedis) => Promise<string[]>) {
+  const perNode = await Promise.all(admins.map(read));
+  if (perNode.length === 1) return perNode[0] as string[];
+  return perNode.flatMap((keys, i) => keys.map((key) => `node ${i}: ${key}`));
 }
 
 async function lockKeys(admin: IORedis): Promise<string[]> {

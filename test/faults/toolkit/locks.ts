@@ -2,8 +2,9 @@
  * The locks a worker can take, behind one small interface, so every scenario runs unchanged for
  * each real primitive and for the deliberately broken ones (negative controls).
  *
- * Extension point: Redlock plugs in here as a new `LockKind` once it exists (one client per node
- * and a `probe` per node). The Semaphore is here: `SEMAPHORE_LIMIT` permits, acquisitions of 1 or 2
+ * Redlock is here as `redlock-mutex`: a RedlockMutex over one client per node, probed through the
+ * public `inspect()` of a second RedlockMutex on direct connections (so no key name is assumed).
+ * The Semaphore is here: `SEMAPHORE_LIMIT` permits, acquisitions of 1 or 2
  * of them, and the checker counts permits held by valid holders against that limit (`lockLimit`).
  */
 import { randomUUID } from 'node:crypto';
@@ -15,6 +16,7 @@ import {
   Mutex,
   ReadWriteLock,
   type RedisClient,
+  RedlockMutex,
   ReentrantMutex,
   Semaphore,
 } from '../../../src/index.js';
@@ -38,11 +40,28 @@ export interface HeldLock {
    * = `owner`, when the key is not a plain string holding the owner (a Semaphore's holders).
    */
   readonly probeScript?: string;
+  /**
+   * Asks Redis who holds the lock and for how long, when that is not one key holding `owner` (a
+   * Redlock's quorum): undefined when the answer cannot tell (too few nodes answered).
+   */
+  readonly probe?: () => Promise<ProbeAnswer | undefined>;
   /** Aborts when the holder learns the lock is lost. */
   readonly signal: AbortSignal;
   /** Extends to `ttlMs` (default: the lease's current TTL). */
   extend(ttlMs?: number): Promise<void>;
   release(): Promise<boolean>;
+}
+
+/** What a probe learned: who holds the lock, and the PTTL of the hold (as the probe event has them). */
+export interface ProbeAnswer {
+  readonly holder: 'self' | 'other' | 'none';
+  readonly pttl: number;
+}
+
+/** The clients of a lock over several servers: one per node, and a direct probe client per node. */
+export interface NodeClients {
+  readonly clients: readonly RedisClient[];
+  readonly probes: readonly RedisClient[];
 }
 
 export interface LockAdapter {
@@ -71,6 +90,14 @@ export const SEMAPHORE_LIMIT = 2;
  * a reader one, so "at most this many at once" is exactly "readers together, a writer alone".
  */
 export const READ_WRITE_PERMITS = 2_147_483_647;
+
+/** The redis-servers of the fault suite's RedlockMutex (a quorum of 2). */
+export const REDLOCK_NODES = 3;
+
+/** How many redis-servers a lock kind runs on (1 but for Redlock). */
+export function lockNodes(kind: LockKind): number {
+  return kind === 'redlock-mutex' || kind === 'naive-redlock' ? REDLOCK_NODES : 1;
+}
 
 /** How many permits a lock kind lets be held at once (1: an exclusive lock). */
 export function lockLimit(kind: LockKind): number {
@@ -105,6 +132,7 @@ export function lockAdapter(
   command: RawCommand,
   name: string,
   config: WorkerConfig,
+  nodes?: NodeClients,
 ): LockAdapter {
   const options = { ttlMs: config.ttlMs, autoExtend: config.autoExtend, timeoutMs: config.acquireTimeoutMs };
   const primitive = (lock: Mutex | FairMutex): LockAdapter => ({
@@ -157,6 +185,17 @@ export function lockAdapter(
           return { ...fromLease(lease, semaphore.keys.lock), permits, probeScript: SEMAPHORE_PROBE };
         },
       };
+    }
+    case 'redlock-mutex':
+    case 'naive-redlock': {
+      if (!nodes) throw new Error(`${kind} needs a client per node (WorkerConfig.redisUrls)`);
+      const naive = kind === 'naive-redlock';
+      const redlockOptions = {
+        ...options,
+        autoExtend: naive ? false : options.autoExtend,
+        nodeTimeoutMs: config.nodeTimeoutMs,
+      };
+      return redlockHolds(nodes, name, redlockOptions, config, naive);
     }
     case 'counter-fenced':
       return counterFencedLock(command, name, config);
@@ -248,6 +287,53 @@ function reentrantHolds(mutex: ReentrantMutex, config: WorkerConfig): LockAdapte
           if (a.status === 'rejected') throw a.reason;
           if (b.status === 'rejected') throw b.reason;
           return a.value && b.value;
+        },
+      };
+    },
+  };
+}
+
+/**
+ * A RedlockMutex (public API only: acquire, tryAcquire, the lease, inspect). Its probe asks a
+ * second RedlockMutex of the same name, on direct connections to each node (faults at the proxies do
+ * not hide what the servers hold), for `inspect()`: held by this lease when a quorum of nodes hold
+ * its token, for as long as the quorum-th longest of those holds lives (inspect's own reckoning,
+ * the bound the lease's validity must stay under); held by another or nobody when the nodes
+ * holding this token and those that did not answer cannot make a quorum; otherwise unknown.
+ */
+function redlockHolds(
+  nodes: NodeClients,
+  name: string,
+  options: { ttlMs: number; autoExtend: boolean; timeoutMs: number; nodeTimeoutMs: number | undefined },
+  config: WorkerConfig,
+  /** The negative control: believes it holds the lock until it releases it (see 'naive-short-ttl'). */
+  naive = false,
+): LockAdapter {
+  const { nodeTimeoutMs, ...rest } = options;
+  const lock = new RedlockMutex(nodes.clients, name, nodeTimeoutMs === undefined ? rest : options);
+  const observer = new RedlockMutex(nodes.probes, name, { ttlMs: options.ttlMs });
+  const quorum = Math.floor(nodes.clients.length / 2) + 1;
+  return {
+    acquire: async (signal) => {
+      const lease =
+        config.acquireMode === 'try'
+          ? await lock.tryAcquire({ signal })
+          : await lock.acquire({ signal, retries: config.acquireRetries });
+      if (!lease) throw new NotAcquired('tryAcquire: held by another owner');
+      return {
+        ...fromLease(lease, ''),
+        key: undefined,
+        ...(naive ? { validUntil: () => UNTIL_RELEASED, signal: never } : {}),
+        probe: async (): Promise<ProbeAnswer | undefined> => {
+          const state = await observer.inspect();
+          if (state.ownerToken === lease.token) return { holder: 'self', pttl: state.remainingTtlMs ?? -2 };
+          const perNode = state.nodes;
+          if (!Array.isArray(perNode)) return undefined;
+          const self = perNode.filter((n) => n?.ownerToken === lease.token).length;
+          const unanswered = perNode.filter((n) => n === undefined).length;
+          if (self + unanswered >= quorum) return undefined;
+          const other = perNode.some((n) => n?.ownerToken !== undefined && n.ownerToken !== lease.token);
+          return { holder: other ? 'other' : 'none', pttl: -2 };
         },
       };
     },

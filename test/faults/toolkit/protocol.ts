@@ -28,6 +28,16 @@ export type LockKind =
   | 'read-write-lock'
   /** A Semaphore of `SEMAPHORE_LIMIT` permits (locks.ts); each acquisition takes 1 or 2. */
   | 'semaphore'
+  /**
+   * A RedlockMutex over `REDLOCK_NODES` redis-servers (locks.ts), each behind its own fault proxy
+   * when the scenario has one; it runs only the scenarios written for several nodes (`nodes`).
+   */
+  | 'redlock-mutex'
+  /**
+   * A RedlockMutex with a TTL shorter than the critical section and no renewal, used by code that
+   * believes it holds the lock until it releases it (the Redlock negative control).
+   */
+  | 'naive-redlock'
   /** A Semaphore that admits one permit more than `SEMAPHORE_LIMIT`, checked against that limit. */
   | 'leaky-semaphore'
   /** No lock at all: the "acquisition" succeeds at once and believes it lasts until release. */
@@ -54,6 +64,14 @@ export interface WorkerConfig {
   readonly redisUrl: string;
   /** A direct connection for the checker's probes, so faults never hide what Redis holds. */
   readonly probeUrl: string;
+  /**
+   * A lock over several servers (Redlock): where each node's client connects (`redisUrl` is the
+   * first) and each node's direct probe URL (`probeUrl` is the first). Absent for one server.
+   */
+  readonly redisUrls?: readonly string[] | undefined;
+  readonly probeUrls?: readonly string[] | undefined;
+  /** Redlock's `nodeTimeoutMs` (default: the library's). */
+  readonly nodeTimeoutMs?: number | undefined;
   readonly lock: LockKind;
   readonly lockNames: readonly string[];
   readonly ttlMs: number;

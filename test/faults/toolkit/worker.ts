@@ -12,7 +12,7 @@ import { Redis as IORedis } from 'ioredis';
 import { subscribeLockEvents } from '../../../src/events.js';
 import { clientKinds, type TestClient } from '../../fixtures/clients.js';
 import { ownerTokenOf } from '../../fixtures/lock-value.js';
-import { type HeldLock, type LockAdapter, lockAdapter, lockLimit } from './locks.js';
+import { type HeldLock, type LockAdapter, lockAdapter, lockLimit, type NodeClients } from './locks.js';
 import {
   type FromWorker,
   type HistoryEvent,
@@ -84,6 +84,9 @@ interface Run {
   readonly stop: AbortController;
   client: TestClient | undefined;
   probe: IORedis | undefined;
+  /** A lock over several servers: the clients of the nodes after the first, and every node's probe. */
+  moreClients: TestClient[];
+  nodeProbes: IORedis[];
   done: Promise<void>;
 }
 let run: Run | undefined;
@@ -115,24 +118,38 @@ async function start(config: WorkerConfig): Promise<void> {
     stop: new AbortController(),
     client: undefined,
     probe: undefined,
+    moreClients: [],
+    nodeProbes: [],
     done: Promise.resolve(),
   };
   run = current;
   const kind = clientKinds.find((candidate) => candidate.name === config.clientKind);
   if (!kind) throw new Error(`no client kind named ${config.clientKind}`);
   current.client = await kind.create(config.redisUrl);
-  if (config.probe) {
-    // Direct to Redis, bounded: a paused or dead server makes a probe fail, never hang the loop.
-    current.probe = new IORedis(config.probeUrl, {
+  // Direct to Redis, bounded: a paused or dead server makes a probe fail, never hang the loop.
+  const probeClient = (url: string) => {
+    const probe = new IORedis(url, {
       commandTimeout: 500,
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,
     });
-    current.probe.on('error', () => {});
+    probe.on('error', () => {});
+    return probe;
+  };
+  if (config.probe) current.probe = probeClient(config.probeUrl);
+  let nodes: NodeClients | undefined;
+  if (config.redisUrls) {
+    // One client per node, all of this run's kind (the first is `client`), and a probe per node.
+    for (const url of config.redisUrls.slice(1)) current.moreClients.push(await kind.create(url));
+    current.nodeProbes = (config.probeUrls ?? []).map(probeClient);
+    nodes = {
+      clients: [current.client, ...current.moreClients].map((c) => c.client),
+      probes: current.nodeProbes,
+    };
   }
   const { client, command } = current.client;
   const adapters = new Map<string, LockAdapter>(
-    config.lockNames.map((name) => [name, lockAdapter(config.lock, client, command, name, config)]),
+    config.lockNames.map((name) => [name, lockAdapter(config.lock, client, command, name, config, nodes)]),
   );
   current.done = loop(current, adapters);
   send({ type: 'started' });
@@ -154,7 +171,9 @@ async function close(): Promise<void> {
   run = undefined;
   if (current) {
     current.probe?.disconnect();
+    for (const probe of current.nodeProbes) probe.disconnect();
     await current.client?.close().catch(() => {});
+    await Promise.all(current.moreClients.map((c) => c.close().catch(() => {})));
   }
   send({ type: 'closed' });
 }
@@ -247,7 +266,7 @@ async function holdAndRelease(current: Run, held: HeldLock, lock: string, id: nu
       });
     }
   }
-  if (current.probe && held.key) await probe(current.probe, held, id);
+  if (current.probe && (held.key || held.probe)) await probe(current.probe, held, id);
   emit({
     ev: 'exit',
     w: index,
@@ -282,6 +301,13 @@ async function probe(redis: IORedis, held: HeldLock, id: number): Promise<void> 
   const validUntil = held.validUntil();
   if (held.signal.aborted || validUntil <= q0) return;
   try {
+    if (held.probe) {
+      // A lock over several servers answers for itself (see redlockHolds in locks.ts).
+      const answer = await held.probe();
+      const q1 = mono();
+      if (answer) emit({ ev: 'probe', w: index, seq: id, q0, q1, validUntil, ...answer });
+      return;
+    }
     const reply = (await redis.eval(held.probeScript ?? PROBE_SCRIPT, 1, held.key as string, held.owner)) as [
       string,
       number,
