@@ -115,6 +115,16 @@ export interface RedlockOptions extends LockOptions {
    * @default 50
    */
   nodeTimeoutMs: number;
+  /**
+   * How long the first waiter in line lets releases free the lock rather than hand it over, in
+   * milliseconds: until it has waited this long, a caller that asks while the lock is free takes it
+   * first (a holder that releases and asks again at once keeps it); from then on it is served
+   * before any newcomer. A busy holder thus keeps the lock in its own process for at most this
+   * long while others wait, instead of a hand-off to another process (through every server) per
+   * acquisition. 0: every release hands over, strictly first come, first served.
+   * @default 5
+   */
+  handOffAfterMs: number;
 }
 
 /**
@@ -161,6 +171,7 @@ export const defaultRedlockOptions: Readonly<RedlockOptions> = Object.freeze({
   ...defaultLockOptions,
   retryDelayMs: 50,
   nodeTimeoutMs: 50,
+  handOffAfterMs: 5,
 });
 
 export const defaultReentrantLockOptions: Readonly<ReentrantLockOptions> = Object.freeze({
@@ -227,7 +238,11 @@ const semaphoreChecks: Checks<SemaphoreOptions> = {
   permits: (n, v) => checkCount(n, v, { min: 1 }),
 };
 
-const redlockChecks: Checks<RedlockOptions> = { ...lockChecks, nodeTimeoutMs: (n, v) => checkMs(n, v) };
+const redlockChecks: Checks<RedlockOptions> = {
+  ...lockChecks,
+  nodeTimeoutMs: (n, v) => checkMs(n, v),
+  handOffAfterMs: (n, v) => checkMs(n, v, { allowZero: true }),
+};
 const reentrantLockChecks: Checks<ReentrantLockOptions> = {
   ...lockChecks,
   owner: (n, v) => {

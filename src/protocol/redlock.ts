@@ -14,11 +14,12 @@ const lineKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.line, keys.wai
 
 /**
  * One server's part of a RedlockMutex attempt: the FairMutex's enqueue-or-acquire, in the order of
- * `place` (the acquire call's wall-clock ms when it first joined; the same on every server).
+ * `place` (the acquire call's wall-clock ms when it first joined; the same on every server). A call
+ * new to the line takes a free lock ahead of a first waiter younger than `handOffAfterMs`.
  */
 export function redlockAcquire(
   keys: LockKeys,
-  params: HandOffAcquireParams & { readonly place: number },
+  params: HandOffAcquireParams & { readonly place: number; readonly handOffAfterMs: number },
 ): ScriptCall<FairAcquireResult> {
   if (!Number.isSafeInteger(params.place) || params.place < 0) {
     throw new Error(`redlock-acquire takes a place in whole ms, was given ${params.place}`);
@@ -26,23 +27,24 @@ export function redlockAcquire(
   return scriptCall(
     scripts.redlockAcquire,
     lineKeys(keys),
-    [...handOffAcquireArgs(params), String(params.place)],
+    [...handOffAcquireArgs(params), String(params.place), String(params.handOffAfterMs)],
     (reply) => decodeAcquireReply('redlock-acquire', reply),
   );
 }
 
 /**
- * One server's part of a release: hands the lock to the first live waiter of the line, or takes
- * `token` out of the line. True when `token` held the lock there (or released it last).
+ * One server's part of a release: hands the lock to the first live waiter of the line (or frees it,
+ * while that waiter is younger than `handOffAfterMs`), or takes `token` out of the line. True when
+ * `token` held the lock there (or released it last).
  */
 export function redlockRelease(
   keys: LockKeys,
-  params: { readonly token: string; readonly skipUnreached: boolean },
+  params: { readonly token: string; readonly skipUnreached: boolean; readonly handOffAfterMs: number },
 ): ScriptCall<boolean> {
   return scriptCall(
     scripts.redlockRelease,
     [...lineKeys(keys), keys.lastReleased],
-    [params.token, params.skipUnreached ? '1' : '0'],
+    [params.token, params.skipUnreached ? '1' : '0', String(params.handOffAfterMs)],
     (reply) => asInteger('redlock-release', reply) === 1,
   );
 }

@@ -19,21 +19,26 @@ export class LinePlace {
    * when it last went to the back of the line.
    */
   place: number;
-  /** Per node: hears and anchors that node's hand-off. */
-  readonly waiters: readonly Waiter[];
+  /** Per node: hears and anchors that node's hand-off (new ones after a give-back). */
+  waiters: readonly Waiter[];
+  /**
+   * Counts give-backs: a reply to an attempt sent before the latest one, or a hand-off heard before
+   * it, may describe a grant that give-back undid, and is not taken for a grant.
+   */
+  generation = 0;
   /** Per node: the grant this call holds there, as far as it knows. */
   private readonly grants: (NodeGrant | undefined)[];
   /** When this call first held a minority of grants (NaN: it does not). */
   private minoritySince = Number.NaN;
 
   constructor(
-    token: string,
+    private readonly token: string,
     nodes: number,
     private readonly clock: Clock,
     private readonly quorum: number,
   ) {
     this.place = Math.floor(clock.wallNow?.() ?? Date.now());
-    this.waiters = Array.from({ length: nodes }, () => new Waiter(token, clock));
+    this.waiters = this.newWaiters(nodes);
     this.grants = new Array(nodes).fill(undefined);
   }
 
@@ -46,12 +51,14 @@ export class LinePlace {
     this.noteMinority();
   }
 
-  /** Records one node's reply to an attempt sent at `sentAt`. */
+  /** Records one node's reply to an attempt sent at `sentAt`, in `generation` (see there). */
   noteReply(
     node: number,
     sentAt: number,
+    generation: number,
     reply: { acquired: true; fencingToken: number } | { acquired: false; serverTimeMs: number },
   ): void {
+    if (generation !== this.generation) return;
     const waiter = this.waiters[node] as Waiter;
     if (reply.acquired) {
       waiter.noteGrant(reply.fencingToken);
@@ -97,10 +104,34 @@ export class LinePlace {
     this.place = Math.max(this.place, Math.floor(this.clock.wallNow?.() ?? Date.now()));
   }
 
-  /** Forgets every grant (used, or given back). */
+  /**
+   * Forgets every grant (used, or given back), and the replies still in flight: a grant used may yet
+   * be given back (no validity left), so a late reply is of a grant that may be gone.
+   */
   clear(): void {
     this.grants.fill(undefined);
     this.minoritySince = Number.NaN;
+    this.generation += 1;
+  }
+
+  /**
+   * After a give-back: forgets every grant, and everything in flight. A reply or a hand-off message
+   * that comes later may be of a grant the give-back undid (a release that followed it on the same
+   * connection): replies of earlier attempts are ignored, and each node's hand-offs count again only
+   * once a new attempt's reply anchored that node (fair-waiter.ts drops a hand-off older than it).
+   */
+  gaveBack(): void {
+    this.clear();
+    this.waiters = this.waiters.map((old) => {
+      const fresh = new Waiter(this.token, this.clock);
+      // Whether this call may still be in that node's line (a give-back that timed out there).
+      if (old.noteAttempt()) fresh.noteAttempt();
+      return fresh;
+    });
+  }
+
+  private newWaiters(nodes: number): Waiter[] {
+    return Array.from({ length: nodes }, () => new Waiter(this.token, this.clock));
   }
 
   private noteMinority(): void {

@@ -127,6 +127,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const remainingMs = joinUntil === undefined ? 0 : joinUntil - sentAt;
     const entryTtlMs =
       joinUntil === undefined ? 0 : Math.max(1, Math.ceil(Math.min(remainingMs, REDLOCK_WAITER_TTL_MS)));
+    const generation = line.generation;
     const replies = await fanOut(
       this.nodes.length,
       (node) => {
@@ -138,10 +139,11 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
           maybeQueued: (line.waiters[node] as Waiter).noteAttempt(),
           barging: false,
           place: line.place,
+          handOffAfterMs: options.handOffAfterMs,
         });
         // Recorded as each reply comes, also after the fan-out settled: a grant is this call's.
         return runScript(this.nodes[node] as ClientContext, call).then((reply) => {
-          line.noteReply(node, sentAt, reply);
+          line.noteReply(node, sentAt, generation, reply);
           return reply;
         });
       },
@@ -160,7 +162,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       // A single try keeps nothing: every node but those that said no (a node that did not answer
       // yet may still take it) is given back before it returns.
       await this.leaveEverywhere(token, timeoutMs, (node) => outcomes[node]?.outcome !== 'held');
-      line.clear();
+      line.gaveBack();
     }
     if (counted.held < this.nodes.length - this.quorum + 1) {
       throw new QuorumError(this.name, 'acquire', this.quorum, outcomes);
@@ -169,7 +171,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       // A minority nobody will complete (the nodes disagree on who is next: one missed a waiter,
       // or a single try took a free node): give everything back and step to the back of the line.
       await this.leaveEverywhere(token, timeoutMs, () => true);
-      line.clear();
+      line.gaveBack();
       line.moveToBack();
       const backoff = splitBackoffMs({ attemptMs: clock.now() - sentAt, splitsInARow, random: Math.random });
       return { outcome: { acquired: false, holderPttlMs: Math.max(1, backoff) }, split: true };
@@ -190,10 +192,17 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
         ? Math.max(1, Math.floor(entryTtlMs / 3))
         : Number.POSITIVE_INFINITY;
     const bound = quorumFreeInMs(bounds, this.nodes.length);
+    // Until this call has waited `handOffAfterMs`, a release may free the lock without a word to
+    // it: it looks again once its window is over (then it is served first).
+    const dueInMs =
+      entryTtlMs > 0 && options.handOffAfterMs > 0
+        ? line.place + options.handOffAfterMs - (clock.wallNow?.() ?? Date.now()) + 1
+        : 0;
+    const holderPttlMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
     return {
       outcome: {
         acquired: false,
-        holderPttlMs: bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY,
+        holderPttlMs: dueInMs > 0 ? Math.min(holderPttlMs, Math.ceil(dueInMs)) : holderPttlMs,
         renewInMs,
         leftState: entryTtlMs > 0,
       },
@@ -278,7 +287,11 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     timeoutMs: number,
     mayHold: (node: number) => boolean,
   ): Promise<void> {
-    const call = redlockRelease(this.keys, { token, skipUnreached: true });
+    const call = redlockRelease(this.keys, {
+      token,
+      skipUnreached: true,
+      handOffAfterMs: this.options.handOffAfterMs,
+    });
     await fanOut(
       this.nodes.length,
       (node) => (mayHold(node) ? runScript(this.nodes[node] as ClientContext, call) : Promise.resolve(false)),
@@ -295,7 +308,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   protected async sendRelease(token: string): Promise<boolean> {
     return this.quorumAnswer(
       'release',
-      redlockRelease(this.keys, { token, skipUnreached: true }),
+      redlockRelease(this.keys, { token, skipUnreached: true, handOffAfterMs: this.options.handOffAfterMs }),
       this.answerWaitMs(),
       true,
     );

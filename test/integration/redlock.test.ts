@@ -149,6 +149,71 @@ describe('RedlockMutex', () => {
     }
   });
 
+  test("hand-off-after window: a releaser asking again keeps the lock within the first waiter's window, not after; a waiter wakes by itself when its window ends", async () => {
+    const kind = clientKinds[0] as ClientKind;
+    const sets = await Promise.all(
+      [0, 1].map(() => Promise.all([0, 1, 2].map((i) => kind.create((servers[i] as RedisServer).url)))),
+    );
+    try {
+      const lockName = `redlock-window-${process.pid}`;
+      const keys = lockKeys(PREFIX, lockName);
+      const windowMs = 1_500;
+      const options = { ttlMs: 20_000, handOffAfterMs: windowMs, retryDelayMs: 60_000 };
+      const [holderSet, waiterSet] = sets as [TestClient[], TestClient[]];
+      const holder = new RedlockMutex(
+        holderSet.map((c) => c.client),
+        lockName,
+        options,
+      );
+      const waiter = new RedlockMutex(
+        waiterSet.map((c) => c.client),
+        lockName,
+        options,
+      );
+      // The waiter's place when it is in every node's line (alone), else undefined.
+      const inLine = async () => {
+        const counts = await Promise.all(holderSet.map((c) => c.command('ZCARD', keys.line)));
+        if (!counts.every((n) => Number(n) === 1)) return undefined;
+        const node0 = holderSet[0] as TestClient;
+        const [member] = (await node0.command('ZRANGE', keys.line, '0', '0')) as string[];
+        return Number(await node0.command('ZSCORE', keys.line, member as string));
+      };
+      const first = await holder.acquire();
+      let waiterLease: Lease | undefined;
+      const waiting = waiter.acquire({ timeoutMs: 15_000 }).then((lease) => {
+        waiterLease = lease;
+        return lease;
+      });
+      await until(async () => (await inLine()) !== undefined, 'the waiter is in every line');
+      const place = (await inLine()) as number;
+      // Within the window: the release frees the lock and the releaser takes it again.
+      assert.equal(await first.release(), true);
+      const again = await holder.tryAcquire();
+      assert.ok(again, "the releaser keeps the lock within the waiter's window");
+      assert.ok(Date.now() < place + windowMs, 'still within the window (raise windowMs on a slow machine)');
+      assert.equal(waiterLease, undefined, 'the waiter still waits');
+      // After the window: the release hands the lock to the waiter, before the releaser.
+      await until(async () => Date.now() > place + windowMs + 5, 'the window is over', windowMs + 1_000);
+      assert.equal(await again.release(), true);
+      assert.equal(await holder.tryAcquire(), null, 'the releaser no longer gets ahead of the waiter');
+      const handed = await within(waiting, 5_000, 'the waiter is handed the lock');
+      assert.equal(await handed.release(), true);
+
+      // A release within the window that nobody follows: the waiter wakes by itself when its window
+      // ends (its retryDelayMs is a minute).
+      const second = await holder.acquire();
+      const alone = waiter.acquire({ timeoutMs: 15_000 });
+      await until(async () => (await inLine()) !== undefined, 'the waiter is in every line again');
+      const secondPlace = (await inLine()) as number;
+      assert.equal(await second.release(), true);
+      const woken = await within(alone, windowMs + 5_000, 'the waiter takes the free lock');
+      assert.ok(Date.now() >= secondPlace + windowMs, 'not before its window ended');
+      assert.equal(await woken.release(), true);
+    } finally {
+      await Promise.all(sets.flat().map((c) => c.close()));
+    }
+  });
+
   test('a waiter that holds a minority gives it back rather than block that node', async () => {
     const clients = await Promise.all(
       [0, 1, 2].map((i) => (clientKinds[0] as ClientKind).create((servers[i] as RedisServer).url)),
@@ -372,7 +437,10 @@ function redlockSuite(kind: ClientKind, servers: readonly RedisServer[]): void {
                 await lock.using(async (_signal, lease) => {
                   inside += 1;
                   assert.equal(inside, 1, 'one holder at a time');
-                  assert.ok(lease.fencingToken > lastToken, 'fencing tokens grow');
+                  assert.ok(
+                    lease.fencingToken > lastToken,
+                    `fencing tokens grow: ${lease.fencingToken} after ${lastToken}`,
+                  );
                   lastToken = lease.fencingToken;
                   tokens.push(lease.fencingToken);
                   await new Promise((resolve) => setImmediate(resolve));

@@ -16,6 +16,8 @@
 -- ARGV[6] '1' to take a free lock whoever is in line, '0' to serve the line first
 -- ARGV[7] this acquire call's place in the line: its client's wall clock in ms when the call
 --         first joined, the same on every server (ties go to the lower token)
+-- ARGV[8] the hand-off-after window in ms: while the first waiter's place is younger than this, a
+--         caller new to the line (ARGV[5] '0') takes a free lock ahead of it (0: never)
 -- Reply: as fair-acquire.lua's: {1, fencing token, server time ms} when acquired (now, or by an
 --        earlier hand-off, whose TTL is then restarted); {0, wait bound in ms, server time ms}.
 -- Fencing tokens step over whole seconds of server time rather than microseconds (next-fence.lua):
@@ -30,6 +32,7 @@
 -- #include hand-off-acquire.lua
 fence_time_step_us = 1000000
 ordered_place = ARGV[7]
+ordered_hand_off_after_ms = tonumber(ARGV[8])
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return acquire_or_queue(decode_holder(redis.call('get', KEYS[1])), t, now)

@@ -49,6 +49,11 @@ local function join_queue(queue, waiting, token, deadline, ttl, channel)
   return redis.call('rpush', queue, string.format('%d|%d|%d|', deadline, ttl, #channel) .. channel .. token) == 1
 end
 
+-- A FairMutex's queue is served strictly: its first waiter is always due (see ordered-queue.lua).
+local function first_not_due(queue, now)
+  return nil
+end
+
 -- Removes `token`'s entry from the queue (a waiter giving up): O(queue length), off the hot path.
 local function leave_queue(queue, waiting, token)
   if redis.call('hdel', waiting, token) == 0 then return end

@@ -18,9 +18,12 @@ local function acquire_or_queue(holder, t, now)
     -- Serve the queue: the oldest live entry gets the lock. Our own entry counts as live: we are
     -- here. A barging caller skips that: the lock is free, it is its own.
     -- (An earlier attempt of its call may have queued it: that entry goes, or a later release would
-    -- hand the lock to a call that already has it.)
+    -- hand the lock to a call that already has it.) A caller new to the queue also barges while
+    -- the first waiter has not yet waited its turn out (a Redlock line's hand-off-after window;
+    -- never, for a FairMutex's queue).
     local head
-    if ARGV[6] ~= '1' then
+    local barging = ARGV[6] == '1' or (ARGV[5] ~= '1' and first_not_due(KEYS[3], now) ~= nil)
+    if not barging then
       head = pop_live(KEYS[3], KEYS[4], now, nil, me)
     elseif ARGV[5] == '1' then
       leave_queue(KEYS[3], KEYS[4], me)

@@ -26,7 +26,9 @@ end
 
 -- Hands the lock from `from` (the holder, or nil when the lock is free) to the oldest live waiter
 -- other than `releaser`. Returns the new holder, or nil when nobody was left to hand it to.
+-- Nobody while the first waiter is not yet due (see ordered-queue.lua): the lock is then freed.
 local function hand_on(lock, fence_key, queue, waiting, from, releaser, t, now, skip_unreached)
+  if first_not_due(queue, now) then return nil end
   while true do
     local head = pop_live(queue, waiting, now, releaser, nil)
     if not head then return nil end

@@ -12,6 +12,13 @@
 -- `ordered_place` is the place join_queue gives a new entry: the including script sets it from its
 -- arguments after this include.
 local ordered_place = 0
+-- How long the first waiter lets a release free the lock instead of handing it over, in ms (0:
+-- every release hands over): set by the including script. Until its place is that old, a release
+-- frees the lock and a caller new to the line (the releaser asking again) may take it, so a busy
+-- holder keeps the lock in its own process for a while instead of a hand-off to another process
+-- per acquisition; from then on the waiter is served first. The waiter wakes by itself when its
+-- window ends (no message: a free lock it was not handed is no news before that).
+local ordered_hand_off_after_ms = 0
 
 local function decode_waiting(token, raw)
   local deadline, ttl, channel_len, rest = string.match(raw, '^(%d+)|(%d+)|(%d+)|(.*)$')
@@ -51,4 +58,14 @@ end
 local function leave_queue(queue, waiting, token)
   if redis.call('hdel', waiting, token) == 0 then return end
   redis.call('zrem', queue, token)
+end
+
+-- The first waiter's token while it has waited less than `ordered_hand_off_after_ms` (its place,
+-- its client's wall clock, against this server's: a clock that is off only moves its turn); nil
+-- when it is due, or when nobody waits.
+local function first_not_due(queue, now)
+  if ordered_hand_off_after_ms <= 0 then return nil end
+  local first = redis.call('zrange', queue, 0, 0, 'WITHSCORES')
+  if first[1] and tonumber(first[2]) + ordered_hand_off_after_ms > now then return first[1] end
+  return nil
 end
