@@ -350,4 +350,23 @@ describe('fault-suite checker', () => {
     // Refused stale accesses are fencing doing its job, not a violation.
     assert.equal(report.totalViolations, 6);
   });
+
+  test('failed acquires by kind: a Redlock QuorumError is typed (no-quorum), an unknown error is listed', () => {
+    const fail = (w: number, error: string): HistoryEvent[] => [
+      { ev: 'invoke', w, seq: w, lock: 'L', t: 1 },
+      { ev: 'fail', w, seq: w, lock: 'L', t: 2, error },
+    ];
+    const report = check(
+      [
+        ...fail(0, 'QuorumError[NO_QUORUM]: lock "L": acquire needs 2 of 3 nodes'),
+        ...fail(1, 'LockTimeoutError[TIMEOUT]: gave up'),
+        ...fail(2, 'Error[ECONNRESET]: read ECONNRESET'),
+      ],
+      cleanResource(),
+      noKeys,
+    );
+    assert.deepEqual(report.failures, { 'no-quorum': 1, timeout: 1, error: 1 });
+    assert.deepEqual(report.errors, ['Error[ECONNRESET]: read ECONNRESET']);
+    assert.equal(report.totalViolations, 0);
+  });
 });

@@ -297,8 +297,8 @@ function reentrantHolds(mutex: ReentrantMutex, config: WorkerConfig): LockAdapte
  * A RedlockMutex (public API only: acquire, tryAcquire, the lease, inspect). Its probe asks a
  * second RedlockMutex of the same name, on direct connections to each node (faults at the proxies do
  * not hide what the servers hold), for `inspect()`: held by this lease when a quorum of nodes hold
- * its token, for as long as the quorum-th longest of those holds lives (inspect's own reckoning,
- * the bound the lease's validity must stay under); held by another or nobody when the nodes
+ * its token, for as long as the quorum-th longest of those holds lives (from each node's PTTL: the
+ * lease's validity is below the expiry of every node it won, a quorum); held by another or nobody when the nodes
  * holding this token and those that did not answer cannot make a quorum; otherwise unknown.
  */
 function redlockHolds(
@@ -326,12 +326,20 @@ function redlockHolds(
         ...(naive ? { validUntil: () => UNTIL_RELEASED, signal: never } : {}),
         probe: async (): Promise<ProbeAnswer | undefined> => {
           const state = await observer.inspect();
-          if (state.ownerToken === lease.token) return { holder: 'self', pttl: state.remainingTtlMs ?? -2 };
           const perNode = state.nodes;
-          if (!Array.isArray(perNode)) return undefined;
-          const self = perNode.filter((n) => n?.ownerToken === lease.token).length;
+          if (!Array.isArray(perNode)) {
+            // Only the quorum's view: enough to say "held by this lease", nothing else.
+            if (state.ownerToken !== lease.token) return undefined;
+            return { holder: 'self', pttl: state.remainingTtlMs ?? -2 };
+          }
+          // The quorum-th longest hold of this token, from each node's own PTTL.
+          const selfTtls = perNode
+            .filter((n) => n !== undefined && n.ownerToken === lease.token)
+            .map((n) => n?.remainingTtlMs ?? -2)
+            .sort((a, b) => b - a);
+          if (selfTtls.length >= quorum) return { holder: 'self', pttl: selfTtls[quorum - 1] as number };
           const unanswered = perNode.filter((n) => n === undefined).length;
-          if (self + unanswered >= quorum) return undefined;
+          if (selfTtls.length + unanswered >= quorum) return undefined;
           const other = perNode.some((n) => n?.ownerToken !== undefined && n.ownerToken !== lease.token);
           return { holder: other ? 'other' : 'none', pttl: -2 };
         },
