@@ -164,12 +164,13 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       await this.leaveEverywhere(token, timeoutMs, (node) => outcomes[node]?.outcome !== 'held');
       line.gaveBack();
     }
-    if (counted.held < this.nodes.length - this.quorum + 1) {
-      throw new QuorumError(this.name, 'acquire', this.quorum, outcomes);
-    }
+    // A minority is handled before a node's failure counts: a waiter that holds some nodes while
+    // another node is down must not keep them (the checks below would never be reached, and two
+    // waiters each holding one of the two live nodes would wait on each other for the outage).
     if (line.held() > 0 && line.minorityForMs() >= timeoutMs) {
       // A minority nobody will complete (the nodes disagree on who is next: one missed a waiter,
-      // or a single try took a free node): give everything back and step to the back of the line.
+      // a node is down, or a single try took a free node): give everything back and step to the
+      // back of the line.
       await this.leaveEverywhere(token, timeoutMs, () => true);
       line.gaveBack();
       line.moveToBack();
@@ -182,6 +183,9 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
         outcome: { acquired: false, holderPttlMs: Math.max(1, timeoutMs - line.minorityForMs()) },
         split: false,
       };
+    }
+    if (counted.held < this.nodes.length - this.quorum + 1) {
+      throw new QuorumError(this.name, 'acquire', this.quorum, outcomes);
     }
     const bounds = replies.flatMap((r) =>
       r.outcome === 'value' && !r.value.acquired ? [r.value.waitBoundMs] : [],

@@ -21,6 +21,7 @@ import { fencedWriteCall } from '../../src/protocol/fenced-write.js';
 import { raiseFence } from '../../src/protocol/fencing-counter.js';
 import { lockKeys, reentrantKeys, semaphoreKeys } from '../../src/protocol/keys.js';
 import { rwDowngrade } from '../../src/protocol/read-write-lock.js';
+import { redlockAcquire, redlockRelease } from '../../src/protocol/redlock.js';
 import {
   reentrantAcquire,
   reentrantExtend,
@@ -51,6 +52,17 @@ const calls = {
   fairInspect: fairInspect(keys),
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
   raiseFence: raiseFence(keys, { atLeast: 1_700_000_000_000_123 }),
+  redlockAcquire: redlockAcquire(keys, {
+    token,
+    ttlMs: 1000,
+    entryTtlMs: 300,
+    grantChannel: 'g',
+    maybeQueued: false,
+    barging: false,
+    place: 1_795_000_000_123,
+    handOffAfterMs: 5,
+  }),
+  redlockRelease: redlockRelease(keys, { token, skipUnreached: true, handOffAfterMs: 5 }),
   serverCheck: serverCheck('p:probe'),
   reentrantAcquire: reentrantAcquire(rkeys, {
     token,
@@ -99,12 +111,18 @@ describe('typed script calls', () => {
       keys.lastReleased,
     ]);
     assert.deepEqual(calls.fairRelease.args, [token, '1']);
-    assert.deepEqual(
-      fairRelease(keys, { token, skipUnreached: false }).args,
-      [token, '0', '', ''],
-      'no channel',
-    );
-    assert.deepEqual(calls.raiseFence.keys, [keys.fence]);
+    assert.deepEqual(fairRelease(keys, { token, skipUnreached: false }).args, [token, '0']);
+    assert.deepEqual(calls.raiseFence.keys, [keys.fence, keys.lock]);
+    assert.deepEqual(calls.redlockAcquire.keys, [keys.lock, keys.fence, keys.line, keys.waiting]);
+    assert.deepEqual(calls.redlockAcquire.args, [token, '1000', '300', 'g', '0', '0', '1795000000123', '5']);
+    assert.deepEqual(calls.redlockRelease.keys, [
+      keys.lock,
+      keys.fence,
+      keys.line,
+      keys.waiting,
+      keys.lastReleased,
+    ]);
+    assert.deepEqual(calls.redlockRelease.args, [token, '1', '5']);
     assert.deepEqual(calls.raiseFence.args, ['1700000000000123']);
     assert.equal(calls.raiseFence.decode(1_700_000_000_000_124), 1_700_000_000_000_124);
     assert.throws(() => raiseFence(keys, { atLeast: 2 ** 53 }), /safe non-negative integer/);

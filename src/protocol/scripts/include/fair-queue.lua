@@ -54,6 +54,10 @@ local function first_not_due(queue, now)
   return nil
 end
 
+-- A lock found free is handed to the first live entry even when its hand-off message reaches
+-- nobody (its subscriber may be reconnecting; the lock kind's own release decides otherwise).
+local hand_off_skips_unreached = false
+
 -- Removes `token`'s entry from the queue (a waiter giving up): O(queue length), off the hot path.
 local function leave_queue(queue, waiting, token)
   if redis.call('hdel', waiting, token) == 0 then return end

@@ -25,6 +25,13 @@ local function acquire_or_queue(holder, t, now)
     local barging = ARGV[6] == '1' or (ARGV[5] ~= '1' and first_not_due(KEYS[3], now) ~= nil)
     if not barging then
       head = pop_live(KEYS[3], KEYS[4], now, nil, me)
+      -- A queue that skips waiters nobody hears (a Redlock line's: a waiter that gave up while a
+      -- server was away is still in that server's line) hands the lock to the next one instead.
+      while head and head.token ~= me do
+        holder = hand_to(KEYS[1], KEYS[2], head, nil, '', t, now, hand_off_skips_unreached)
+        if holder then break end
+        head = pop_live(KEYS[3], KEYS[4], now, nil, me)
+      end
     elseif ARGV[5] == '1' then
       leave_queue(KEYS[3], KEYS[4], me)
     end
@@ -35,7 +42,6 @@ local function acquire_or_queue(holder, t, now)
       }, now)
       return {1, fence, now}
     end
-    holder = hand_to(KEYS[1], KEYS[2], head, nil, '', t, now)
   end
 
   local lifetime = tonumber(ARGV[3])

@@ -19,6 +19,10 @@ local ordered_place = 0
 -- per acquisition; from then on the waiter is served first. The waiter wakes by itself when its
 -- window ends (no message: a free lock it was not handed is no news before that).
 local ordered_hand_off_after_ms = 0
+-- A lock found free is not handed to a waiter whose hand-off message reaches nobody: every Redlock
+-- waiter listens while it waits, and one that gave up while this server was away is still in its
+-- line (it rejoins at the same place at its next attempt if it was only reconnecting).
+local hand_off_skips_unreached = true
 
 local function decode_waiting(token, raw)
   local deadline, ttl, channel_len, rest = string.match(raw, '^(%d+)|(%d+)|(%d+)|(.*)$')
