@@ -238,14 +238,21 @@ function universalImpl(tuned: boolean, servers: 1 | 3): ImplSpec {
 }
 
 /** The Redlock implementations over three servers: Locksmith's and the peers', defaults and tuned. */
-const redlockCells: ImplSpec[] = [
-  {
-    id: 'locksmith-redlock-ioredis',
-    label: 'Locksmith RedlockMutex (ioredis, 3 servers)',
+/**
+ * Locksmith's RedlockMutex with its default hand-off-after window, and with others (`w<ms>`: 0 is
+ * strictly first come, first served; longer windows let a busy releaser keep the lock longer).
+ */
+const locksmithRedlockCells = [undefined, 0, 2, 10, 20].map(
+  (windowMs): ImplSpec => ({
+    id: `locksmith-redlock-ioredis${windowMs === undefined ? '' : `-w${windowMs}`}`,
+    label: `Locksmith RedlockMutex (ioredis, 3 servers${windowMs === undefined ? '' : `, handOffAfterMs ${windowMs}`})`,
     family: 'locksmith',
     servers: 3,
     create(clients, key) {
-      const lock = new lib.RedlockMutex(quorumOf(clients), key, { ttlMs: TTL_MS });
+      const lock = new lib.RedlockMutex(quorumOf(clients), key, {
+        ttlMs: TTL_MS,
+        ...(windowMs === undefined ? {} : { handOffAfterMs: windowMs }),
+      });
       let tries = 0;
       return {
         async acquire() {
@@ -256,7 +263,11 @@ const redlockCells: ImplSpec[] = [
         tries: () => tries,
       };
     },
-  },
+  }),
+);
+
+const redlockCells: ImplSpec[] = [
+  ...locksmithRedlockCells,
   ...[false, true].flatMap((tuned): ImplSpec[] => [
     {
       ...redlockImpl(

@@ -122,7 +122,7 @@ export interface RedlockOptions extends LockOptions {
    * before any newcomer. A busy holder thus keeps the lock in its own process for at most this
    * long while others wait, instead of a hand-off to another process (through every server) per
    * acquisition. 0: every release hands over, strictly first come, first served.
-   * @default 5
+   * @default 2
    */
   handOffAfterMs: number;
 }
@@ -171,7 +171,7 @@ export const defaultRedlockOptions: Readonly<RedlockOptions> = Object.freeze({
   ...defaultLockOptions,
   retryDelayMs: 50,
   nodeTimeoutMs: 50,
-  handOffAfterMs: 5,
+  handOffAfterMs: 2,
 });
 
 export const defaultReentrantLockOptions: Readonly<ReentrantLockOptions> = Object.freeze({

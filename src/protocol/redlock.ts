@@ -19,7 +19,12 @@ const lineKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.line, keys.wai
  */
 export function redlockAcquire(
   keys: LockKeys,
-  params: HandOffAcquireParams & { readonly place: number; readonly handOffAfterMs: number },
+  params: HandOffAcquireParams & {
+    readonly place: number;
+    readonly handOffAfterMs: number;
+    /** The caller's wall clock, ms: the same on every server, so they agree on who is due. */
+    readonly nowMs: number;
+  },
 ): ScriptCall<FairAcquireResult> {
   if (!Number.isSafeInteger(params.place) || params.place < 0) {
     throw new Error(`redlock-acquire takes a place in whole ms, was given ${params.place}`);
@@ -27,7 +32,12 @@ export function redlockAcquire(
   return scriptCall(
     scripts.redlockAcquire,
     lineKeys(keys),
-    [...handOffAcquireArgs(params), String(params.place), String(params.handOffAfterMs)],
+    [
+      ...handOffAcquireArgs(params),
+      String(params.place),
+      String(params.handOffAfterMs),
+      String(Math.floor(params.nowMs)),
+    ],
     (reply) => decodeAcquireReply('redlock-acquire', reply),
   );
 }
@@ -39,12 +49,22 @@ export function redlockAcquire(
  */
 export function redlockRelease(
   keys: LockKeys,
-  params: { readonly token: string; readonly skipUnreached: boolean; readonly handOffAfterMs: number },
+  params: {
+    readonly token: string;
+    readonly skipUnreached: boolean;
+    readonly handOffAfterMs: number;
+    readonly nowMs: number;
+  },
 ): ScriptCall<boolean> {
   return scriptCall(
     scripts.redlockRelease,
     [...lineKeys(keys), keys.lastReleased],
-    [params.token, params.skipUnreached ? '1' : '0', String(params.handOffAfterMs)],
+    [
+      params.token,
+      params.skipUnreached ? '1' : '0',
+      String(params.handOffAfterMs),
+      String(Math.floor(params.nowMs)),
+    ],
     (reply) => asInteger('redlock-release', reply) === 1,
   );
 }

@@ -124,6 +124,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const timeoutMs = this.nodeTimeoutMs(options.ttlMs);
     const sentAt = clock.now();
     const sentAtWall = clock.wallNow?.();
+    const wallNow = sentAtWall ?? Date.now();
     const remainingMs = joinUntil === undefined ? 0 : joinUntil - sentAt;
     const entryTtlMs =
       joinUntil === undefined ? 0 : Math.max(1, Math.ceil(Math.min(remainingMs, REDLOCK_WAITER_TTL_MS)));
@@ -140,6 +141,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
           barging: false,
           place: line.place,
           handOffAfterMs: options.handOffAfterMs,
+          nowMs: wallNow,
         });
         // Recorded as each reply comes, also after the fan-out settled: a grant is this call's.
         return runScript(this.nodes[node] as ClientContext, call).then((reply) => {
@@ -291,16 +293,22 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     timeoutMs: number,
     mayHold: (node: number) => boolean,
   ): Promise<void> {
-    const call = redlockRelease(this.keys, {
-      token,
-      skipUnreached: true,
-      handOffAfterMs: this.options.handOffAfterMs,
-    });
+    const call = this.releaseCall(token);
     await fanOut(
       this.nodes.length,
       (node) => (mayHold(node) ? runScript(this.nodes[node] as ClientContext, call) : Promise.resolve(false)),
       timeoutMs,
     );
+  }
+
+  /** One node's release of `token` (the same call for every node: one wall-clock reading). */
+  private releaseCall(token: string): ScriptCall<boolean> {
+    return redlockRelease(this.keys, {
+      token,
+      skipUnreached: true,
+      handOffAfterMs: this.options.handOffAfterMs,
+      nowMs: this.options.clock.wallNow?.() ?? Date.now(),
+    });
   }
 
   /**
@@ -310,12 +318,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
    * settles once a quorum answered: a node that is down costs no wait.
    */
   protected async sendRelease(token: string): Promise<boolean> {
-    return this.quorumAnswer(
-      'release',
-      redlockRelease(this.keys, { token, skipUnreached: true, handOffAfterMs: this.options.handOffAfterMs }),
-      this.answerWaitMs(),
-      true,
-    );
+    return this.quorumAnswer('release', this.releaseCall(token), this.answerWaitMs(), true);
   }
 
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */

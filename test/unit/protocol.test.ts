@@ -61,8 +61,14 @@ const calls = {
     barging: false,
     place: 1_795_000_000_123,
     handOffAfterMs: 5,
+    nowMs: 1_795_000_000_200.5,
   }),
-  redlockRelease: redlockRelease(keys, { token, skipUnreached: true, handOffAfterMs: 5 }),
+  redlockRelease: redlockRelease(keys, {
+    token,
+    skipUnreached: true,
+    handOffAfterMs: 5,
+    nowMs: 1_795_000_000_300,
+  }),
   serverCheck: serverCheck('p:probe'),
   reentrantAcquire: reentrantAcquire(rkeys, {
     token,
@@ -114,7 +120,17 @@ describe('typed script calls', () => {
     assert.deepEqual(fairRelease(keys, { token, skipUnreached: false }).args, [token, '0']);
     assert.deepEqual(calls.raiseFence.keys, [keys.fence, keys.lock]);
     assert.deepEqual(calls.redlockAcquire.keys, [keys.lock, keys.fence, keys.line, keys.waiting]);
-    assert.deepEqual(calls.redlockAcquire.args, [token, '1000', '300', 'g', '0', '0', '1795000000123', '5']);
+    assert.deepEqual(calls.redlockAcquire.args, [
+      token,
+      '1000',
+      '300',
+      'g',
+      '0',
+      '0',
+      '1795000000123',
+      '5',
+      '1795000000200',
+    ]);
     assert.deepEqual(calls.redlockRelease.keys, [
       keys.lock,
       keys.fence,
@@ -122,7 +138,7 @@ describe('typed script calls', () => {
       keys.waiting,
       keys.lastReleased,
     ]);
-    assert.deepEqual(calls.redlockRelease.args, [token, '1', '5']);
+    assert.deepEqual(calls.redlockRelease.args, [token, '1', '5', '1795000000300']);
     assert.deepEqual(calls.raiseFence.args, ['1700000000000123']);
     assert.equal(calls.raiseFence.decode(1_700_000_000_000_124), 1_700_000_000_000_124);
     assert.throws(() => raiseFence(keys, { atLeast: 2 ** 53 }), /safe non-negative integer/);

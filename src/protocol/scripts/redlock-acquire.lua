@@ -18,6 +18,8 @@
 --         first joined, the same on every server (ties go to the lower token)
 -- ARGV[8] the hand-off-after window in ms: while the first waiter's place is younger than this, a
 --         caller new to the line (ARGV[5] '0') takes a free lock ahead of it (0: never)
+-- ARGV[9] the caller's wall clock in ms, the same on every server (the first waiter's place is
+--         measured against it, so the servers agree on whether it is due)
 -- Reply: as fair-acquire.lua's: {1, fencing token, server time ms} when acquired (now, or by an
 --        earlier hand-off, whose TTL is then restarted); {0, wait bound in ms, server time ms}.
 -- Fencing tokens step over whole seconds of server time rather than microseconds (next-fence.lua):
@@ -33,6 +35,7 @@
 fence_time_step_us = 1000000
 ordered_place = ARGV[7]
 ordered_hand_off_after_ms = tonumber(ARGV[8])
+ordered_caller_now_ms = tonumber(ARGV[9])
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return acquire_or_queue(decode_holder(redis.call('get', KEYS[1])), t, now)

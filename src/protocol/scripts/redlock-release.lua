@@ -11,6 +11,7 @@
 -- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody, '0' to hand it the lock anyway
 -- ARGV[3] the hand-off-after window in ms: while the first waiter's place is younger than this, the
 --         release frees the lock instead of handing it over (0: always hand over)
+-- ARGV[4] the caller's wall clock in ms, the same on every server (see redlock-acquire.lua)
 -- Reply: as fair-release.lua's: 1 when this token held the lock (it now belongs to the next live
 --        waiter, or is free), or released it last; 0 when it did not (its place is removed).
 -- A hand-off publishes "token:fencing token:server time ms" on the waiter's channel.
@@ -22,4 +23,5 @@
 -- #include hand-off-release.lua
 fence_time_step_us = 1000000
 ordered_hand_off_after_ms = tonumber(ARGV[3])
+ordered_caller_now_ms = tonumber(ARGV[4])
 return release_or_leave(decode_holder(redis.call('get', KEYS[1])))

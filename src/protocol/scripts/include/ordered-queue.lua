@@ -64,12 +64,20 @@ local function leave_queue(queue, waiting, token)
   redis.call('zrem', queue, token)
 end
 
+-- The caller's wall clock (ms), which the including script sets: the first waiter's place is
+-- measured against it rather than against this server's clock, so that every server of the quorum,
+-- sent the same number, agrees on whether the first waiter is due (servers that disagreed split the
+-- vote between the waiter and a caller taking the lock ahead of it).
+local ordered_caller_now_ms = 0
+
 -- The first waiter's token while it has waited less than `ordered_hand_off_after_ms` (its place,
--- its client's wall clock, against this server's: a clock that is off only moves its turn); nil
+-- its client's wall clock, against the caller's: a clock that is off only moves its turn); nil
 -- when it is due, or when nobody waits.
 local function first_not_due(queue, now)
   if ordered_hand_off_after_ms <= 0 then return nil end
   local first = redis.call('zrange', queue, 0, 0, 'WITHSCORES')
-  if first[1] and tonumber(first[2]) + ordered_hand_off_after_ms > now then return first[1] end
+  if first[1] and tonumber(first[2]) + ordered_hand_off_after_ms > ordered_caller_now_ms then
+    return first[1]
+  end
   return nil
 end
