@@ -239,10 +239,11 @@ function universalImpl(tuned: boolean, servers: 1 | 3): ImplSpec {
 
 /** The Redlock implementations over three servers: Locksmith's and the peers', defaults and tuned. */
 /**
- * Locksmith's RedlockMutex with its default hand-off-after window, and with others (`w<ms>`: 0 is
- * strictly first come, first served; longer windows let a busy releaser keep the lock longer).
+ * Locksmith's RedlockMutex with its defaults (strictly first come, first served), and with a
+ * hand-off-after window (`w<ms>`: a releaser asking again keeps a free lock while the first waiter
+ * is younger than that).
  */
-const locksmithRedlockCells = [undefined, 0, 2, 10, 20].map(
+const locksmithRedlockCells = [undefined, 2, 20].map(
   (windowMs): ImplSpec => ({
     id: `locksmith-redlock-ioredis${windowMs === undefined ? '' : `-w${windowMs}`}`,
     label: `Locksmith RedlockMutex (ioredis, 3 servers${windowMs === undefined ? '' : `, handOffAfterMs ${windowMs}`})`,
