@@ -25,6 +25,10 @@ import { quorumFreeInMs, quorumSize, splitBackoffMs, tally, verdict } from './qu
  */
 const REDLOCK_WAITER_TTL_MS = 30_000;
 
+/** A release retried on one node after a failure waits this long first, doubling up to the cap. */
+const RELEASE_RETRY_FIRST_MS = 5;
+const RELEASE_RETRY_MAX_MS = 100;
+
 /** A RedlockMutex's state: the quorum's view, and each node's own (undefined: it did not answer). */
 export interface RedlockState extends LockState {
   readonly nodes: readonly (LockState | undefined)[];
@@ -318,7 +322,34 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
    * settles once a quorum answered: a node that is down costs no wait.
    */
   protected async sendRelease(token: string): Promise<boolean> {
-    return this.quorumAnswer('release', this.releaseCall(token), this.answerWaitMs(), true);
+    const startedAt = this.options.clock.now();
+    return this.quorumAnswer('release', this.releaseCall(token), this.answerWaitMs(), true, (node) =>
+      this.releaseAgain(node, token, startedAt),
+    );
+  }
+
+  /**
+   * Sends a release (or a leave) again to a node where it failed or got no answer, in the
+   * background, until the node answers or a TTL has passed. A leave that never arrived leaves the
+   * call in that node's line, and the node would later hand the lock to a call that is over (its
+   * process still listens, so the hand-off is not skipped): held by nobody until its TTL runs out.
+   */
+  private releaseAgain(node: number, token: string, startedAt: number): void {
+    const { clock, ttlMs } = this.options;
+    let delayMs = RELEASE_RETRY_FIRST_MS;
+    const retry = async (): Promise<void> => {
+      while (clock.now() - startedAt < ttlMs) {
+        await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+        delayMs = Math.min(RELEASE_RETRY_MAX_MS, delayMs * 2);
+        const [reply] = await fanOut(
+          1,
+          () => runScript(this.nodes[node] as ClientContext, this.releaseCall(token)),
+          this.answerWaitMs(),
+        );
+        if (reply?.outcome === 'value') return;
+      }
+    };
+    void retry();
   }
 
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */
@@ -341,11 +372,12 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     call: ScriptCall<boolean>,
     timeoutMs: number,
     early: boolean,
+    failedOn?: (node: number) => void,
   ): Promise<boolean> {
     const nodes = this.nodes.length;
     const outcomesOf = (replies: readonly NodeReply<boolean>[]) =>
       replies.map((r) => nodeOutcome(r, (yes) => yes));
-    const replies = await this.fanOut(call, timeoutMs, (yes) => yes, early);
+    const replies = await this.fanOut(call, timeoutMs, (yes) => yes, early, failedOn);
     const outcomes = outcomesOf(replies);
     const decision = verdict(tally(outcomes), nodes);
     if (decision === 'won') return true;
@@ -389,19 +421,27 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
    * One typed call on every node in parallel. `yes` tells a reply that counts toward the quorum;
    * with `early`, the fan-out settles as soon as the quorum's outcome is decided.
    */
-  private fanOut<Result>(
+  private async fanOut<Result>(
     call: ScriptCall<Result>,
     timeoutMs: number,
     yes: (result: Result) => boolean,
     early = true,
+    failedOn?: (node: number) => void,
   ): Promise<NodeReply<Result>[]> {
     const nodes = this.nodes.length;
-    return fanOut(
+    const replies = await fanOut(
       nodes,
-      (node) => runScript(this.nodes[node] as ClientContext, call),
+      (node) => {
+        const sent = runScript(this.nodes[node] as ClientContext, call);
+        // A request that fails after the fan-out settled (it was pending) is reported too.
+        if (failedOn) sent.catch(() => failedOn(node));
+        return sent;
+      },
       timeoutMs,
       early ? (known) => verdict(tally(known.map((r) => nodeOutcome(r, yes))), nodes) !== 'open' : undefined,
     );
+    if (failedOn) for (const r of replies) if (r.outcome === 'timed-out') failedOn(r.node);
+    return replies;
   }
 
   /**

@@ -121,6 +121,23 @@ return {'', -2}`;
 /** Runs a raw command on the worker's client (for the lock kinds that are not Locksmith's). */
 export type RawCommand = (...args: string[]) => Promise<unknown>;
 
+/** One acquisition as the worker's config asks for it: a single try, or a waiting acquire. */
+async function acquireAs(
+  config: WorkerConfig,
+  lock: {
+    tryAcquire(options: { signal: AbortSignal }): Promise<Lease | null>;
+    acquire(options: { signal: AbortSignal; retries?: number | undefined }): Promise<Lease>;
+  },
+  signal: AbortSignal,
+): Promise<Lease> {
+  const lease =
+    config.acquireMode === 'try'
+      ? await lock.tryAcquire({ signal })
+      : await lock.acquire({ signal, retries: config.acquireRetries });
+  if (!lease) throw new NotAcquired('tryAcquire: held by another owner');
+  return lease;
+}
+
 /** What `tryAcquire()` finding the lock taken becomes in a worker's history (a failure, not an error). */
 export class NotAcquired extends Error {
   override readonly name = 'NotAcquired';
@@ -136,14 +153,7 @@ export function lockAdapter(
 ): LockAdapter {
   const options = { ttlMs: config.ttlMs, autoExtend: config.autoExtend, timeoutMs: config.acquireTimeoutMs };
   const primitive = (lock: Mutex | FairMutex): LockAdapter => ({
-    acquire: async (signal) => {
-      const lease =
-        config.acquireMode === 'try'
-          ? await lock.tryAcquire({ signal })
-          : await lock.acquire({ signal, retries: config.acquireRetries });
-      if (!lease) throw new NotAcquired('tryAcquire: held by another owner');
-      return fromLease(lease, lock.keys.lock);
-    },
+    acquire: async (signal) => fromLease(await acquireAs(config, lock, signal), lock.keys.lock),
   });
   switch (kind) {
     case 'mutex':
@@ -315,11 +325,7 @@ function redlockHolds(
   const quorum = Math.floor(nodes.clients.length / 2) + 1;
   return {
     acquire: async (signal) => {
-      const lease =
-        config.acquireMode === 'try'
-          ? await lock.tryAcquire({ signal })
-          : await lock.acquire({ signal, retries: config.acquireRetries });
-      if (!lease) throw new NotAcquired('tryAcquire: held by another owner');
+      const lease = await acquireAs(config, lock, signal);
       return {
         ...fromLease(lease, ''),
         key: undefined,
