@@ -19,11 +19,16 @@ import { LinePlace, type NodeGrant } from './line-place.js';
 import { quorumFreeInMs, quorumSize, splitBackoffMs, tally, verdict } from './quorum.js';
 
 /**
- * How long a waiter's place in a node's line lives without being renewed (every attempt renews it;
- * a waiter that outlives it wakes to renew it, every third of it). A waiter whose process died is
- * skipped sooner: a hand-off that reaches no subscriber passes it over.
+ * How long a waiter's place in a node's line lives without being renewed: every attempt renews it
+ * (every `retryDelayMs`, 50 ms by default), and a waiter that attempts less often wakes to renew it
+ * every third of it. Short, because a place a waiter could not take back (its leave did not reach
+ * a server that was down, and that server kept its line on disk) is handed the lock when it comes
+ * back, and the process of that call, still listening, does not let the hand-off be skipped: the
+ * lock is then held by nobody for its TTL. Places that short are dead by the time such a server
+ * returns. A waiter cut off from one server for longer than this loses its place there and takes
+ * it back (the same place) at its next attempt.
  */
-const REDLOCK_WAITER_TTL_MS = 30_000;
+const REDLOCK_WAITER_TTL_MS = 1_000;
 
 /** A release retried on one node after a failure waits this long first, doubling up to the cap. */
 const RELEASE_RETRY_FIRST_MS = 5;

@@ -200,14 +200,33 @@ describe('RedlockMutex', () => {
       assert.equal(await handed.release(), true);
 
       // A release within the window that nobody follows: the waiter wakes by itself when its window
-      // ends (its retryDelayMs is a minute).
-      const second = await holder.acquire();
-      const alone = waiter.acquire({ timeoutMs: 15_000 });
-      await until(async () => (await inLine()) !== undefined, 'the waiter is in every line again');
-      const secondPlace = (await inLine()) as number;
+      // ends (its retryDelayMs is a minute; a window shorter than a third of the place's lifetime, so
+      // the waiter's renewal of its place comes later).
+      const shortMs = 200;
+      const shortOptions = { ...options, handOffAfterMs: shortMs };
+      const shortHolder = new RedlockMutex(
+        holderSet.map((c) => c.client),
+        `${lockName}-short`,
+        shortOptions,
+      );
+      const shortWaiter = new RedlockMutex(
+        waiterSet.map((c) => c.client),
+        `${lockName}-short`,
+        shortOptions,
+      );
+      const shortKeys = lockKeys(PREFIX, `${lockName}-short`);
+      const second = await shortHolder.acquire();
+      const alone = shortWaiter.acquire({ timeoutMs: 15_000 });
+      const node0 = holderSet[0] as TestClient;
+      await until(
+        async () => Number(await node0.command('ZCARD', shortKeys.line)) === 1,
+        'the waiter is in line',
+      );
+      const [member] = (await node0.command('ZRANGE', shortKeys.line, '0', '0')) as string[];
+      const secondPlace = Number(await node0.command('ZSCORE', shortKeys.line, member as string));
       assert.equal(await second.release(), true);
-      const woken = await within(alone, windowMs + 5_000, 'the waiter takes the free lock');
-      assert.ok(Date.now() >= secondPlace + windowMs, 'not before its window ended');
+      const woken = await within(alone, 5_000, 'the waiter takes the free lock');
+      assert.ok(Date.now() >= secondPlace + shortMs, 'not before its window ended');
       assert.equal(await woken.release(), true);
     } finally {
       await Promise.all(sets.flat().map((c) => c.close()));
