@@ -126,6 +126,15 @@ export interface RedlockOptions extends LockOptions {
    * @default 0
    */
   handOffAfterMs: number;
+  /**
+   * How long a waiter's place in a server's line is kept without the waiter renewing it, in
+   * milliseconds; a waiter renews it with every attempt, and at least every `waiterTtlMs / 3`.
+   * Shorter than a FairMutex's, because a place whose leave missed a server that was down comes
+   * back with that server's data, and would be handed the lock while nobody waits for it (held by
+   * nobody for its TTL); a place this short is gone by then.
+   * @default 1_000
+   */
+  waiterTtlMs: number;
 }
 
 /**
@@ -173,6 +182,7 @@ export const defaultRedlockOptions: Readonly<RedlockOptions> = Object.freeze({
   retryDelayMs: 50,
   nodeTimeoutMs: 50,
   handOffAfterMs: 0,
+  waiterTtlMs: 1_000,
 });
 
 export const defaultReentrantLockOptions: Readonly<ReentrantLockOptions> = Object.freeze({
@@ -243,6 +253,7 @@ const redlockChecks: Checks<RedlockOptions> = {
   ...lockChecks,
   nodeTimeoutMs: (n, v) => checkMs(n, v),
   handOffAfterMs: (n, v) => checkMs(n, v, { allowZero: true }),
+  waiterTtlMs: (n, v) => checkMs(n, v),
 };
 const reentrantLockChecks: Checks<ReentrantLockOptions> = {
   ...lockChecks,

@@ -18,18 +18,6 @@ import { fanOut, type NodeReply, nodeOutcome } from './fan-out.js';
 import { LinePlace, type NodeGrant } from './line-place.js';
 import { quorumFreeInMs, quorumSize, splitBackoffMs, tally, verdict } from './quorum.js';
 
-/**
- * How long a waiter's place in a node's line lives without being renewed: every attempt renews it
- * (every `retryDelayMs`, 50 ms by default), and a waiter that attempts less often wakes to renew it
- * every third of it. Short, because a place a waiter could not take back (its leave did not reach
- * a server that was down, and that server kept its line on disk) is handed the lock when it comes
- * back, and the process of that call, still listening, does not let the hand-off be skipped: the
- * lock is then held by nobody for its TTL. Places that short are dead by the time such a server
- * returns. A waiter cut off from one server for longer than this loses its place there and takes
- * it back (the same place) at its next attempt.
- */
-const REDLOCK_WAITER_TTL_MS = 1_000;
-
 /** A release retried on one node after a failure waits this long first, doubling up to the cap. */
 const RELEASE_RETRY_FIRST_MS = 5;
 const RELEASE_RETRY_MAX_MS = 100;
@@ -136,7 +124,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const wallNow = sentAtWall ?? Date.now();
     const remainingMs = joinUntil === undefined ? 0 : joinUntil - sentAt;
     const entryTtlMs =
-      joinUntil === undefined ? 0 : Math.max(1, Math.ceil(Math.min(remainingMs, REDLOCK_WAITER_TTL_MS)));
+      joinUntil === undefined ? 0 : Math.max(1, Math.ceil(Math.min(remainingMs, options.waiterTtlMs)));
     const generation = line.generation;
     const replies = await fanOut(
       this.nodes.length,
