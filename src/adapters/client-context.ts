@@ -24,6 +24,8 @@ export interface ClientContext {
   hub: SubscriberHub | undefined;
   /** The server check, once started; cleared when it failed in a way a retry may fix. */
   serverCheck: Promise<void> | undefined;
+  /** Script calls that waited for the server check and are not sent yet (later calls queue behind). */
+  waitingForCheck: number;
   /** The server's version once checked ('' before Redis 7, whose scripts cannot read it). */
   serverVersion: string | undefined;
 }
@@ -43,6 +45,7 @@ export function contextFor(client: unknown): ClientContext {
     topology: 'standalone',
     hub: undefined,
     serverCheck: undefined,
+    waitingForCheck: 0,
     serverVersion: undefined,
   };
   contexts.set(client as object, context);

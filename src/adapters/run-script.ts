@@ -17,8 +17,23 @@ export { isTransientRedisError } from './classify-error.js';
 export function runScript<Result>(context: ClientContext, call: ScriptCall<Result>): Promise<Result> {
   // The server is checked once per client; after that a call is one promise chain (a busy lock runs
   // this twice per acquisition, and an async function cost it an extra promise and frame).
-  if (context.serverVersion === undefined) {
-    return ensureServerSupported(context, call.keys[0]).then(() => send(context, call));
+  // While calls that waited for the check are still to be sent, a new call queues behind them even
+  // if the version is known already: the check records the version before their reactions run, and
+  // a call made in between (a release right after an acquisition that settled without this server's
+  // reply) went straight out ahead of the acquisition it releases, which then took the lock after
+  // its release: a key held by nobody.
+  if (context.serverVersion === undefined || context.waitingForCheck > 0) {
+    context.waitingForCheck += 1;
+    return ensureServerSupported(context, call.keys[0]).then(
+      () => {
+        context.waitingForCheck -= 1;
+        return send(context, call);
+      },
+      (error: unknown) => {
+        context.waitingForCheck -= 1;
+        throw error;
+      },
+    );
   }
   return send(context, call);
 }
