@@ -297,7 +297,12 @@ describe('fault-suite checker', () => {
     assert.equal(count([grant(0, 1), frozen]), 0, 'frozen through the end of validity: excused');
     assert.equal(count([frozen, grant(0, 1)]), 0, 'whatever order the events arrive in');
     assert.equal(count([grant(1, 1), frozen]), 1, 'another worker’s freeze excuses nothing');
-    assert.equal(count([grant(0, 1, true), frozen]), 1, 'an aborted signal is not excused');
+    assert.equal(
+      count([grant(0, 1, true), frozen]),
+      0,
+      'aborted too: frozen before the lease was created, it was born past its validity',
+    );
+    assert.equal(count([grant(0, 1, true)]), 1, 'an aborted late grant without a freeze is flagged');
     assert.equal(
       count([grant(0, 1), { ev: 'frozen', w: 0, from: 100, t: 600 }]),
       1,
