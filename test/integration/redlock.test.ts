@@ -158,7 +158,10 @@ describe('RedlockMutex', () => {
       const lockName = `redlock-window-${process.pid}`;
       const keys = lockKeys(PREFIX, lockName);
       const windowMs = 1_500;
-      const options = { ttlMs: 20_000, handOffAfterMs: windowMs, retryDelayMs: 60_000 };
+      // Places live 30 s (default 1 s, renewed every third of it): on a loaded machine a renewal
+      // timer late by two thirds of a second let the waiter's place lapse, and the release after the
+      // window freed the lock instead of handing it over (CI: "the releaser no longer gets ahead").
+      const options = { ttlMs: 20_000, handOffAfterMs: windowMs, retryDelayMs: 60_000, waiterTtlMs: 30_000 };
       const [holderSet, waiterSet] = sets as [TestClient[], TestClient[]];
       const holder = new RedlockMutex(
         holderSet.map((c) => c.client),
