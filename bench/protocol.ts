@@ -9,6 +9,9 @@ export type ToWorker =
   | { type: 'multikey'; implId: string; keys: number; prefix: string; durationMs: number }
   | { type: 'exit' };
 
+/** How long after a cell's window a client may still be inside `acquire()` before it counts as stuck. */
+export const STUCK_AFTER_MS = 2_000;
+
 export interface CellResult {
   /** Per acquisition in the window: called, entered, left (µs, CLOCK_MONOTONIC), flattened. */
   stamps: number[];
@@ -18,6 +21,12 @@ export interface CellResult {
   errorSamples: string[];
   /** CPU time this client process used during the window (user + system), µs. */
   cpuUs: number;
+  /**
+   * The client was still inside `acquire()` `STUCK_AFTER_MS` after the window ended (the call is
+   * abandoned: released if it ever returns). Issue #12 asks for these: some Redlock libraries leave
+   * clients waiting long after their peers gave up the lock.
+   */
+  stuck: boolean;
   /** The read-write lock side this client took (read-write cells only). */
   role?: 'read' | 'write' | undefined;
 }

@@ -24,6 +24,7 @@ import { type RedisServer, startRedis } from '../tools/redis-server.js';
 import { type ImplSpec, impls } from './impls.js';
 import { locksmithSource } from './locksmith.js';
 import type { CellResult, ToParent, ToWorker } from './protocol.js';
+import { printRedlockTargets } from './redlock-targets.js';
 import { printSemaphoreTargets } from './semaphore-targets.js';
 import { type Acquisition, jainIndex, orderStats, percentile } from './stats.js';
 
@@ -139,6 +140,8 @@ export interface Cell {
   tuned: boolean;
   /** Holders it admits at once (1: a lock; more: a semaphore). */
   limit: number;
+  /** Independent Redis servers it locks across (3: a Redlock cell). */
+  servers: number;
   clients: number;
   csMs: number;
   durationS: number;
@@ -156,6 +159,8 @@ export interface Cell {
   jain: number;
   errors: number;
   errorSamples: string[];
+  /** Clients still inside `acquire()` `STUCK_AFTER_MS` after the window ended. */
+  stuckClients: number;
   violations: number;
   /** CPU time per acquisition: all client processes together, and the Redis server, µs. */
   cpuUsPerAcquisition: { clients: number; redis: number };
@@ -226,6 +231,7 @@ async function runCell(
     family: spec.family,
     tuned: spec.tuned ?? false,
     limit: spec.limit ?? 1,
+    servers: spec.servers ?? 1,
     clients,
     csMs,
     durationS,
@@ -249,6 +255,7 @@ async function runCell(
     jain: jainIndex(counts),
     errors: sum((r) => r.errors),
     errorSamples: results.flatMap((r) => r.errorSamples).slice(0, 3),
+    stuckClients: results.filter((r) => r.stuck).length,
     violations: order.violations + (readWrite?.writerOverlaps ?? 0),
     ...(readWrite ? { readWrite } : {}),
     cpuUsPerAcquisition: { clients: sum((r) => r.cpuUs) / n, redis: redisCpu / n },
@@ -395,7 +402,7 @@ async function main(): Promise<void> {
           cells.push(cell);
           console.log(
             `  ${spec.id.padEnd(28)} ${String(clients).padStart(2)} clients, cs ${csMs} ms: ${fmt(cell.acquisitionsPerS)} acq/s, ` +
-              `${fmt(cell.roundTripsPerAcquisition, 2)} rt/acq, p99 ${fmt(cell.waitMs.p99, 2)} ms, errors ${cell.errors}, violations ${cell.violations}` +
+              `${fmt(cell.roundTripsPerAcquisition, 2)} rt/acq, p99 ${fmt(cell.waitMs.p99, 2)} ms, errors ${cell.errors}, stuck ${cell.stuckClients}, violations ${cell.violations}` +
               (cell.readWrite
                 ? `; ${cell.readWrite.readers} readers ${fmt(cell.readWrite.readerAcqPerS)} acq/s, 1 writer ${fmt(cell.readWrite.writerAcqPerS)} acq/s`
                 : ''),
@@ -504,6 +511,7 @@ function printReport(
         'min..max/client',
         'Jain',
         'errors',
+        'stuck',
         'viol.',
         'cpu µs/acq cl+redis',
         'busy cores',
@@ -525,6 +533,7 @@ function printReport(
         `${c.perClient.min}..${c.perClient.max}`,
         fmt(c.jain, 3),
         String(c.errors),
+        String(c.stuckClients),
         String(c.violations),
         `${fmt(c.cpuUsPerAcquisition.clients)}+${fmt(c.cpuUsPerAcquisition.redis)}`,
         fmt(c.machineBusyCores, 2),
@@ -567,6 +576,7 @@ function printReport(
     fmt,
     pct,
   );
+  printRedlockTargets(cells, fmt);
 }
 
 /** Redis commands per acquisition by command, for Locksmith and the reference, at the top client count. */

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { type ImplSpec, impls, type LockUnderTest, type Release } from './impls.js';
-import type { CellResult, ToParent, ToWorker } from './protocol.js';
+import { type CellResult, STUCK_AFTER_MS, type ToParent, type ToWorker } from './protocol.js';
 import { counter, countIoRedis, countNodeRedis } from './roundtrips.js';
 
 const url = process.env.BENCH_REDIS_URL;
@@ -45,6 +45,8 @@ const clients = { ioredis, nodeRedis, ioredisFailFast, quorum };
 const send = (message: ToParent) => process.send?.(message);
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
+const STUCK = Symbol('stuck');
+
 let prepared: { spec: ImplSpec; lock: LockUnderTest; csMs: number } | undefined;
 
 function specFor(id: string): ImplSpec {
@@ -69,11 +71,29 @@ async function runContended(warmFrom: number, startAt: number, endAt: number): P
   if (!prepared) throw new Error('no cell prepared');
   const { spec, lock, csMs } = prepared;
   await sleep(Math.max(0, warmFrom - Date.now()));
+  // One timer for the whole cell (not one per call, which every cell would pay for): a call still
+  // waiting when it fires, `STUCK_AFTER_MS` after the window, is stuck. Warm-up calls count too: a
+  // client stuck there never reaches the window.
+  const stuckTimer = sleep(Math.max(0, endAt + STUCK_AFTER_MS - Date.now())).then((): typeof STUCK => STUCK);
+  let stuck = false;
+  /** The call's release, or undefined when the client is stuck in it (then released if it returns). */
+  const acquireUnlessStuck = async (): Promise<Release | undefined> => {
+    const acquiring = lock.acquire();
+    const first = await Promise.race([acquiring, stuckTimer]);
+    if (first !== STUCK) return first;
+    stuck = true;
+    acquiring.then(
+      (late) => late().catch(() => {}),
+      () => {},
+    );
+    return undefined;
+  };
   // Warm-up: the same loop, unmeasured, so every implementation is measured with its code compiled
   // and its connections and subscriptions set up (a cold first cell cost the larger code paths most).
-  while (Date.now() < startAt) {
+  while (Date.now() < startAt && !stuck) {
     try {
-      const release = await lock.acquire();
+      const release = await acquireUnlessStuck();
+      if (!release) break;
       if (csMs > 0) await sleep(csMs);
       await release();
     } catch {
@@ -87,11 +107,13 @@ async function runContended(warmFrom: number, startAt: number, endAt: number): P
   const stamps: number[] = [];
   let errors = 0;
   const errorSamples: string[] = [];
-  while (Date.now() < endAt) {
+  while (Date.now() < endAt && !stuck) {
     const calledAt = nowUs();
     let release: Release;
     try {
-      release = await lock.acquire();
+      const acquired = await acquireUnlessStuck();
+      if (!acquired) break;
+      release = acquired;
     } catch (error) {
       errors += 1;
       if (errorSamples.length < 3) errorSamples.push(String((error as Error)?.message ?? error));
@@ -116,6 +138,7 @@ async function runContended(warmFrom: number, startAt: number, endAt: number): P
   return {
     stamps,
     cpuUs: cpu.user + cpu.system,
+    stuck,
     tries: lock.tries ? lock.tries() - triesBefore : counted.tries(),
     roundTrips: counter.roundTrips,
     errors,
