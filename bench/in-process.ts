@@ -9,6 +9,10 @@
  *   node --import tsx bench/in-process.ts [--kinds=fair,mutex,reference] [--clients=10] [--runs=4]
  *     [--ms=2000] [--heap]
  *
+ * A kind may also be any ioredis implementation id of `npm run bench` (bench/impls.ts), e.g.
+ * `--kinds=locksmith-redlock-ioredis,redis-semaphore-redlock --clients=5`: the three-server
+ * (Redlock) ones run on three servers started here, each client with its own connections.
+ *
  * `--heap` adds a sampling heap profile (objects collected by GC included): bytes allocated per
  * acquisition by function, heaviest first. Locksmith is loaded from dist/ when built (as users run
  * it; `npm run build`), else from src/ through tsx (slower: the header says which).
@@ -17,7 +21,7 @@ import { Session } from 'node:inspector/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { startRedis } from '../tools/redis-server.js';
-import type { LockUnderTest } from './impls.js';
+import { type Clients, impls, type LockUnderTest } from './impls.js';
 import { locksmith as lib, locksmithSource } from './locksmith.js';
 import { referenceHandOff } from './reference-handoff.js';
 
@@ -32,10 +36,24 @@ const runs = Number(value('runs') ?? 4);
 const windowMs = Number(value('ms') ?? 2_000);
 const heap = process.argv.includes('--heap');
 
+const benchImpl = (kind: string) => impls.find((spec) => spec.id === kind);
+const quorumUrls: string[] = [];
+
 function lockFor(kind: string, client: Redis, key: string): LockUnderTest {
   if (kind === 'reference') return referenceHandOff(client, key, TTL_MS);
+  const spec = benchImpl(kind);
+  if (spec) {
+    // As a bench worker's clients, but only the ioredis ones (node-redis implementations are not
+    // offered here): the quorum's connections are this client's own.
+    const clients = {
+      ioredis: client,
+      ioredisFailFast: client,
+      quorum: spec.servers === 3 ? quorumUrls.map((url) => new Redis(url)) : undefined,
+    } as unknown as Clients;
+    return spec.create(clients, key);
+  }
   const Kind = kind === 'mutex' ? lib.Mutex : kind === 'fair' ? lib.FairMutex : undefined;
-  if (!Kind) throw new Error(`unknown kind ${kind} (fair, mutex, reference)`);
+  if (!Kind) throw new Error(`unknown kind ${kind} (fair, mutex, reference, or a bench implementation id)`);
   const lock = new Kind(client, key, { ttlMs: TTL_MS });
   return {
     async acquire() {
@@ -106,6 +124,10 @@ async function runOnce(kind: string, url: string, runNo: number): Promise<Run> {
 }
 
 const server = await startRedis();
+const quorumServers = kinds.some((kind) => benchImpl(kind)?.servers === 3)
+  ? [server, await startRedis(), await startRedis()]
+  : [];
+quorumUrls.push(...quorumServers.map((s) => s.url));
 try {
   console.log(
     `In-process hand-off cost: ${clientCount} clients on one lock, ${runs} runs of ${windowMs} ms per kind ` +
@@ -131,6 +153,7 @@ try {
     }
   }
 } finally {
+  for (const extra of quorumServers.slice(1)) await extra.stop();
   await server.stop();
 }
 // The reference hand-off keeps one subscriber connection per client for the process's life (as the
