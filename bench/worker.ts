@@ -46,6 +46,25 @@ const send = (message: ToParent) => process.send?.(message);
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
 const STUCK = Symbol('stuck');
+/** How long the next cell waits for this worker's abandoned (stuck) calls to end. */
+const ABANDONED_WAIT_MS = 60_000;
+/** Calls a stuck client gave up on: some peers keep retrying for minutes. */
+const abandoned: Promise<unknown>[] = [];
+
+/**
+ * Waits (at most `ABANDONED_WAIT_MS`) for calls abandoned as stuck to end before the next cell, so
+ * their retries do not load the servers while another implementation is measured.
+ */
+async function settleAbandoned(): Promise<void> {
+  if (abandoned.length === 0) return;
+  const pending = abandoned.splice(0);
+  const ended = await Promise.race([
+    Promise.allSettled(pending).then(() => true),
+    sleep(ABANDONED_WAIT_MS).then(() => false),
+  ]);
+  if (!ended)
+    console.error(`bench worker ${process.pid}: a stuck call still runs after ${ABANDONED_WAIT_MS} ms`);
+}
 
 let prepared: { spec: ImplSpec; lock: LockUnderTest; csMs: number } | undefined;
 
@@ -82,9 +101,11 @@ async function runContended(warmFrom: number, startAt: number, endAt: number): P
     const first = await Promise.race([acquiring, stuckTimer]);
     if (first !== STUCK) return first;
     stuck = true;
-    acquiring.then(
-      (late) => late().catch(() => {}),
-      () => {},
+    abandoned.push(
+      acquiring.then(
+        (late) => late().catch(() => {}),
+        () => {},
+      ),
     );
     return undefined;
   };
@@ -200,6 +221,7 @@ process.on('message', (message: ToWorker) => {
     try {
       switch (message.type) {
         case 'prepare': {
+          await settleAbandoned();
           const spec = specFor(message.implId);
           prepared = { spec, lock: spec.create(clients, message.key), csMs: message.csMs };
           send({ type: 'ready' });
