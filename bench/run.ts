@@ -10,6 +10,8 @@
  *
  * Options: --quick, --duration-ms=N, --warmup-ms=N (unmeasured run before each cell's window; 1,000,
  * 200 with --quick), --clients=1,2,5,10, --cs-ms=0,1, --only=REGEX (implementation ids),
+ * --reverse (run the implementations in reverse order: cells that run later are measured on warmer
+ * worker processes, so swapping the order shows how much of a gap is the order's),
  * --cpu-prof-dir=DIR (a V8 CPU profile per worker process).
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
@@ -38,6 +40,8 @@ interface Config {
   clientCounts: number[];
   csMs: number[];
   only: RegExp | undefined;
+  /** Run the implementations in reverse order (`--reverse`). */
+  reverse: boolean;
   multiKeyDurationMs: number;
   benchmarkRequests: number;
   /** Where workers write CPU profiles (`--cpu-prof-dir=DIR`); none by default. */
@@ -55,6 +59,7 @@ function parseArgs(argv: string[]): Config {
     clientCounts: list('clients') ?? (quick ? [1, 10] : [1, 2, 5, 10]),
     csMs: list('cs-ms') ?? (quick ? [0] : [0, 1]),
     only: value('only') ? new RegExp(value('only') as string) : undefined,
+    reverse: argv.includes('--reverse'),
     multiKeyDurationMs: quick ? 500 : 3_000,
     benchmarkRequests: quick ? 20_000 : 200_000,
     cpuProfDir: value('cpu-prof-dir'),
@@ -353,7 +358,8 @@ async function main(): Promise<void> {
   const parsed = new URL(url);
   const target = { host: parsed.hostname || '127.0.0.1', port: Number(parsed.port || 6379) };
   const admin = new Redis(url);
-  const selected = impls.filter((s) => !config.only || config.only.test(s.id));
+  const matching = impls.filter((s) => !config.only || config.only.test(s.id));
+  const selected = config.reverse ? matching.reverse() : matching;
   // The Redlock cells lock across three servers: this one and two more, started here.
   const extraServers: RedisServer[] = [];
   if (selected.some((s) => s.servers === 3)) {
