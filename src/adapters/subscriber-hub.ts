@@ -18,6 +18,9 @@ export interface ChannelWatch {
   close(): void;
 }
 
+/** How many channels whose SUBSCRIBE failed a hub remembers. */
+const MAX_FAILED_CHANNELS = 1_000;
+
 interface ChannelState {
   readonly watchers: Set<Watch>;
   /** Resolves once SUBSCRIBE is confirmed; rejects if it failed. */
@@ -83,11 +86,21 @@ class Watch implements ChannelWatch, MessageLatch {
 export class SubscriberHub {
   private connection: Promise<SubscriberConnection> | undefined;
   private readonly channels = new Map<string, ChannelState>();
+  /** Channels whose last SUBSCRIBE failed (an ACL without channels, a proxy without pub/sub). */
+  private readonly failedChannels = new Set<string>();
 
   constructor(
     private readonly driver: RedisDriver,
     private readonly lingerMs = 1_000,
   ) {}
+
+  /**
+   * Whether the last SUBSCRIBE to `channel` failed (and none succeeded since): a waiter then asks to
+   * be handed the lock without a message (it polls, and finds the grant when it next asks).
+   */
+  subscribeFailed(channel: string): boolean {
+    return this.failedChannels.has(channel);
+  }
 
   /** A watch on a channel that is already subscribed, without any round trip; else undefined. */
   watchIfActive(channel: string, accept?: MessageFilter): ChannelWatch | undefined {
@@ -140,7 +153,15 @@ export class SubscriberHub {
     try {
       await (await connection).subscribe(channel);
       state.active = true;
+      this.failedChannels.delete(channel);
     } catch (error) {
+      this.failedChannels.add(channel);
+      // Bounded (one entry per lock name): the oldest is forgotten, which costs at most a
+      // waiter that joins with its channel and is skipped once before it polls silently.
+      if (this.failedChannels.size > MAX_FAILED_CHANNELS) {
+        const oldest = this.failedChannels.values().next().value;
+        if (oldest !== undefined) this.failedChannels.delete(oldest);
+      }
       // Forget the failed state so the next waiter tries again instead of inheriting the failure.
       if (this.channels.get(channel) === state) this.channels.delete(channel);
       // A connection no channel uses any more is closed now: left open (SUBSCRIBE refused by an

@@ -30,6 +30,11 @@ export class Waiter {
    */
   private newestGrant = 0;
   private attempted = false;
+  /**
+   * Set when an attempt asked to be queued without a channel (its client could not subscribe): a
+   * hand-off then sends no message, and the waiter must ask again to find it.
+   */
+  queuedSilently = false;
   constructor(
     readonly token: string,
     private readonly clock: Clock,

@@ -1,4 +1,5 @@
 import type { RedisClient } from '../adapters/client-types.js';
+import type { SubscriberHub } from '../adapters/subscriber-hub.js';
 import type { AcquireOptions, LockOptions } from '../options.js';
 import type { ScriptCall } from '../protocol/call.js';
 import {
@@ -62,13 +63,14 @@ export abstract class HandOffLock<
   protected planAttempts({ token, options, mode, deadline }: AttemptCall<Options>): AttemptHooks {
     const waiter = new Waiter(token, options.clock);
     const placeOptions = { clock: options.clock, waiterTtlMs: this.waiterTtlMs(options) };
+    const hub = this.hub();
     const send = (entryTtlMs: number) =>
       this.run(
         this.acquireCall({
           token,
           ttlMs: options.ttlMs,
           entryTtlMs,
-          grantChannel: this.grantedChannel,
+          grantChannel: this.channelFor(hub, waiter),
           maybeQueued: waiter.noteAttempt(),
           barging: this.policy.barging,
         }),
@@ -78,11 +80,25 @@ export abstract class HandOffLock<
     const queues = mode === 'wait' && (options.wakeOnRelease || !this.policy.barging);
     return {
       attempt: () => queuedAttempt(waiter, placeOptions, queues ? deadline : undefined, send),
-      wake: [{ hub: this.hub(), channel: this.grantedChannel, accept: (message) => waiter.hear(message) }],
+      wake: [{ hub, channel: this.grantedChannel, accept: (message) => waiter.hear(message) }],
       // The message is the grant itself: hearing it is not another attempt.
       wakeUpIsRetry: false,
       mayHaveLeftState: () => true,
     };
+  }
+
+  /**
+   * The channel a waiter's queue entry names, or '' once subscribing to it failed: the waiter then
+   * polls, and a Mutex, which skips a waiter whose hand-off message reaches nobody (as gone), skipped
+   * it at every hand-off while waiters that listen kept the lock busy: it starved. An entry without a
+   * channel is handed the lock silently and never skipped; the waiter finds the grant when it next
+   * asks, so it is told to ask at least every `SILENT_ENTRY_POLL_MS` (its entry keeps the channel it
+   * was queued with, also once a later subscription succeeds).
+   */
+  private channelFor(hub: SubscriberHub, waiter: Waiter): string {
+    if (!hub.subscribeFailed(this.grantedChannel)) return this.grantedChannel;
+    waiter.queuedSilently = true;
+    return '';
   }
 
   /** @internal Releases (handing the lock to the next live waiter), or leaves the queue. */

@@ -4,6 +4,12 @@ import type { AttemptOutcome } from './acquisition.js';
 import type { Waiter } from './fair-waiter.js';
 
 /**
+ * How often, at least, a waiter queued without a channel asks again (a lock handed to it silently
+ * stays idle until it does).
+ */
+export const SILENT_ENTRY_POLL_MS = 50;
+
+/**
  * One attempt of a lock kind that queues its waiters in FIFO order and hands grants to them by a
  * message (the FairMutex's shape, which the Semaphore shares): once the hand-off message has been
  * heard, no round trip at all; otherwise `send` runs the kind's enqueue-or-acquire script, which
@@ -54,6 +60,8 @@ async function sendAttempt(
   // A bound of 0 is a holder in its last millisecond (Redis rounds down): try again at once, since a
   // holder that crashed will never hand on. Only -1 (nothing bounds it) leaves us to the message.
   const bound = result.waitBoundMs;
-  const holderPttlMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
+  const boundMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
+  // Queued without a channel, a hand-off is silent: only asking again finds it.
+  const holderPttlMs = waiter.queuedSilently ? Math.min(boundMs, SILENT_ENTRY_POLL_MS) : boundMs;
   return { acquired: false, holderPttlMs, renewInMs, leftState: entryTtlMs > 0 };
 }

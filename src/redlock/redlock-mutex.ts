@@ -7,6 +7,7 @@ import { type EffectiveOptions, type RedlockOptions, resolveRedlockOptions } fro
 import type { AttemptOutcome } from '../primitives/acquisition.js';
 import type { Waiter } from '../primitives/fair-waiter.js';
 import { type AttemptCall, type AttemptHooks, LockShell } from '../primitives/lock-shell.js';
+import { SILENT_ENTRY_POLL_MS } from '../primitives/queued-attempt.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { fairExtend, fairInspect } from '../protocol/fair-mutex.js';
 import { raiseFence } from '../protocol/fencing-counter.js';
@@ -126,6 +127,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const entryTtlMs =
       joinUntil === undefined ? 0 : Math.max(1, Math.ceil(Math.min(remainingMs, options.waiterTtlMs)));
     const generation = line.generation;
+    const channels = this.nodes.map((_, node) => this.channelFor(node));
     const replies = await fanOut(
       this.nodes.length,
       (node) => {
@@ -133,7 +135,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
           token,
           ttlMs: options.ttlMs,
           entryTtlMs,
-          grantChannel: this.grantChannels[node] as string,
+          grantChannel: channels[node] as string,
           maybeQueued: (line.waiters[node] as Waiter).noteAttempt(),
           barging: false,
           place: line.place,
@@ -201,7 +203,9 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       entryTtlMs > 0 && options.handOffAfterMs > 0
         ? line.place + options.handOffAfterMs - (clock.wallNow?.() ?? Date.now()) + 1
         : 0;
-    const holderPttlMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
+    const boundMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
+    // Queued without a channel somewhere, a hand-off there is silent: only asking again finds it.
+    const holderPttlMs = channels.includes('') ? Math.min(boundMs, SILENT_ENTRY_POLL_MS) : boundMs;
     return {
       outcome: {
         acquired: false,
@@ -296,6 +300,19 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       (node) => (mayHold(node) ? runScript(this.nodes[node] as ClientContext, call) : Promise.resolve(false)),
       timeoutMs,
     );
+  }
+
+  /**
+   * The channel a node's hand-off to this call is published on, or '' once subscribing to it failed
+   * (an ACL without channels, a proxy without pub/sub): the node then hands the lock over without a
+   * message instead of skipping the waiter as gone, and the call finds it when it next asks (a
+   * polling waiter was skipped on every node and starved while listening waiters kept it busy). Each
+   * attempt names the channel anew (the line's entries take it), and one that named none asks again
+   * within `SILENT_ENTRY_POLL_MS`.
+   */
+  private channelFor(node: number): string {
+    const channel = this.grantChannels[node] as string;
+    return hubFor(this.nodes[node] as ClientContext).subscribeFailed(channel) ? '' : channel;
   }
 
   /** One node's release of `token` (the same call for every node: one wall-clock reading). */

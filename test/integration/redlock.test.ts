@@ -16,6 +16,7 @@ import { type Lease, LockLostError, QuorumError, type RedisClient, RedlockMutex 
 import { lockKeys } from '../../src/protocol/keys.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
+import { keepBusy, noSubscribeUrl } from '../fixtures/busy-lock.js';
 import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
 import { abortedWith, nameMaker, until, watchUnhandledRejections, within } from '../fixtures/helpers.js';
 import { ownerTokenOf } from '../fixtures/lock-value.js';
@@ -271,6 +272,41 @@ describe('RedlockMutex', () => {
       await Promise.all(clients.map((c) => c.close()));
     }
   });
+
+  // A waiter that cannot subscribe polls; its hand-offs reach no subscriber, and every node skipped
+  // it (as if its process were gone) while the waiters that can subscribe kept the lock busy, so it
+  // never found a quorum free and timed out. One ioredis and one node-redis kind.
+  for (const kind of [clientKinds[0], clientKinds[3]] as ClientKind[]) {
+    test(`a waiter that cannot subscribe gets the lock while waiters that can keep it busy (${kind.name})`, async () => {
+      const nodes = servers.slice(0, 3);
+      const busyClients = await Promise.all(
+        [0, 1, 2].map(() => Promise.all(nodes.map((server) => kind.create(server.url)))),
+      );
+      const pollerClients = await Promise.all(
+        nodes.map(async (server) => kind.create(await noSubscribeUrl(server))),
+      );
+      const lockName = `redlock-poller-${kind.name}-${process.pid}`;
+      const lockOn = (set: readonly TestClient[]) =>
+        new RedlockMutex(
+          set.map((c) => c.client),
+          lockName,
+          { ttlMs: 10_000 },
+        );
+      try {
+        const busy = await keepBusy(busyClients.map(lockOn));
+        try {
+          const lease = await lockOn(pollerClients).acquire({ timeoutMs: 8_000 });
+          const before = busy.acquisitions();
+          assert.equal(await lease.release(), true);
+          await until(async () => busy.acquisitions() > before, 'the busy clients go on after it');
+        } finally {
+          await busy.stop();
+        }
+      } finally {
+        await Promise.all([...busyClients.flat(), ...pollerClients].map((c) => c.close()));
+      }
+    });
+  }
 });
 
 function redlockSuite(kind: ClientKind, servers: readonly RedisServer[]): void {

@@ -11,6 +11,7 @@ import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
 import { FairMutex, Mutex, RedisUnavailableError } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
+import { keepBusy, noSubscribeUrl } from '../fixtures/busy-lock.js';
 import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
 import { redisForSuite, until, within } from '../fixtures/helpers.js';
 
@@ -347,6 +348,40 @@ for (const kind of clientKinds) {
         recorded.stop();
         await holderClient.close();
         await waiterClient.close();
+        await own.stop();
+      }
+    });
+
+    // Item 8 under contention: a waiter that cannot subscribe is still served. Its hand-offs reach
+    // no subscriber, and a Mutex skipped such a waiter (as if its process were gone), while the
+    // waiters that can subscribe kept the lock busy: it never found the lock free and timed out.
+    test('item 8: a waiter that cannot subscribe gets the lock while waiters that can keep it busy', async () => {
+      const own = await startRedis();
+      const busyClients = await Promise.all([0, 1, 2].map(() => kind.create(own.url)));
+      const pollerClient = await kind.create(await noSubscribeUrl(own));
+      const recorded = collectEvents();
+      try {
+        for (const Lock of [Mutex, FairMutex]) {
+          const name = freshName(`poller-under-contention-${Lock.name}`);
+          // The lock is busy, handed from one subscribed waiter to the next.
+          const busy = await keepBusy(busyClients.map((c) => new Lock(c.client, name, { ttlMs: 10_000 })));
+          try {
+            const poller = new Lock(pollerClient.client, name, { ttlMs: 10_000 });
+            const lease = await poller.acquire({ timeoutMs: 8_000 });
+            assert.ok(
+              recorded.events.some((e) => e.type === 'subscribe-failed' && e.lockName === name),
+              'the poller could not subscribe',
+            );
+            const before = busy.acquisitions();
+            await lease.release();
+            await until(async () => busy.acquisitions() > before, 'the busy clients go on after it');
+          } finally {
+            await busy.stop();
+          }
+        }
+      } finally {
+        recorded.stop();
+        for (const c of [...busyClients, pollerClient]) await c.close();
         await own.stop();
       }
     });

@@ -7,11 +7,16 @@
 -- on its channel. A refused PUBLISH (an ACL user without channel permissions) is ignored: the waiter
 -- finds the lock its own at its next attempt. With `skip_unreached`, a PUBLISH that reached nobody
 -- hands nothing (its process is gone) and returns nil; the counter has moved on, which only skips a
--- token. Returns the new holder.
+-- token. An entry without a channel is a waiter that polls (it could not subscribe): nothing is
+-- published and it is never skipped, since it finds the lock its own at its next poll (skipped, it
+-- starved while listening waiters kept the lock busy). Returns the new holder.
 local function hand_to(lock, fence_key, entry, from, prev, t, now, skip_unreached)
   local fence = next_fence(fence_key, t, from and from.fence)
-  local reached = redis.pcall('publish', entry.channel,
-    entry.token .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
+  local reached = 1
+  if entry.channel ~= '' then
+    reached = redis.pcall('publish', entry.channel,
+      entry.token .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
+  end
   if skip_unreached and reached == 0 then
     if from then from.fence = fence end
     return nil
