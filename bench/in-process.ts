@@ -64,6 +64,8 @@ function lockFor(kind: string, client: Redis, key: string): LockUnderTest {
 }
 
 interface Run {
+  /** acquire() or release() calls that threw, with their messages. */
+  errors: string[];
   acquisitionsPerS: number;
   cpuUsPerAcquisition: number;
   heapBytesByFunction?: Map<string, number>;
@@ -75,11 +77,17 @@ async function runOnce(kind: string, url: string, runNo: number): Promise<Run> {
   const locks = clients.map((client) => lockFor(kind, client, key));
   let acquisitions = 0;
   let stop = false;
-  const loops = locks.map(async (lock) => {
+  const errors: string[] = [];
+  const loops = locks.map(async (lock, client) => {
     while (!stop) {
-      const release = await lock.acquire();
-      acquisitions += 1;
-      await release();
+      try {
+        const release = await lock.acquire();
+        acquisitions += 1;
+        await release();
+      } catch (error) {
+        // Counted and shown, not fatal: a lock that makes a waiter give up is a finding.
+        errors.push(`client ${client}: ${(error as Error)?.message ?? String(error)}`);
+      }
     }
   });
   await sleep(WARM_UP_MS);
@@ -117,6 +125,7 @@ async function runOnce(kind: string, url: string, runNo: number): Promise<Run> {
   await Promise.all(loops);
   for (const client of clients) client.disconnect();
   return {
+    errors,
     acquisitionsPerS: counted / elapsedS,
     cpuUsPerAcquisition: (cpu.user + cpu.system) / counted,
     heapBytesByFunction,
@@ -140,8 +149,10 @@ try {
   for (const [kind, kindRuns] of results) {
     const best = Math.min(...kindRuns.map((r) => r.cpuUsPerAcquisition));
     const fastest = Math.max(...kindRuns.map((r) => r.acquisitionsPerS));
+    const errors = kindRuns.flatMap((r) => r.errors);
     console.log(
-      `  ${kind.padEnd(10)} client CPU ${best.toFixed(1)} µs/acquisition (min of ${runs}), up to ${fastest.toFixed(0)} acquisitions/s`,
+      `  ${kind.padEnd(10)} client CPU ${best.toFixed(1)} µs/acquisition (min of ${runs}), up to ${fastest.toFixed(0)} acquisitions/s` +
+        (errors.length > 0 ? `, ${errors.length} ERRORS, first: ${errors[0]}` : ', no errors'),
     );
     const heapRun = kindRuns.find((r) => r.heapBytesByFunction);
     if (heapRun?.heapBytesByFunction) {
