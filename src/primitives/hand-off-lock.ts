@@ -12,7 +12,7 @@ import {
 import type { LockState } from '../protocol/lock-state.js';
 import { Waiter } from './fair-waiter.js';
 import type { AttemptCall, AttemptHooks } from './lock-shell.js';
-import { queuedAttempt } from './queued-attempt.js';
+import { queuedAttempt, SILENT_ENTRY_TTL_MS } from './queued-attempt.js';
 import { ScriptedLock } from './scripted-lock.js';
 
 /** How a hand-off lock treats a free lock and a waiter that cannot be reached. */
@@ -64,17 +64,19 @@ export abstract class HandOffLock<
     const waiter = new Waiter(token, options.clock);
     const placeOptions = { clock: options.clock, waiterTtlMs: this.waiterTtlMs(options) };
     const hub = this.hub();
-    const send = (entryTtlMs: number) =>
-      this.run(
+    const send = (entryTtlMs: number) => {
+      const grantChannel = this.channelFor(hub, waiter);
+      return this.run(
         this.acquireCall({
           token,
           ttlMs: options.ttlMs,
-          entryTtlMs,
-          grantChannel: this.channelFor(hub, waiter),
+          entryTtlMs: grantChannel === '' ? Math.min(entryTtlMs, SILENT_ENTRY_TTL_MS) : entryTtlMs,
+          grantChannel,
           maybeQueued: waiter.noteAttempt(),
           barging: this.policy.barging,
         }),
       );
+    };
     // A barging waiter that will not hear its hand-off (wakeOnRelease false: it polls) does not queue:
     // a lock handed to it would sit idle until its next attempt. A fair waiter queues regardless.
     const queues = mode === 'wait' && (options.wakeOnRelease || !this.policy.barging);

@@ -10,6 +10,13 @@ import type { Waiter } from './fair-waiter.js';
 export const SILENT_ENTRY_POLL_MS = 50;
 
 /**
+ * The longest a place queued without a channel lives unrenewed. Nothing tells a release that such a
+ * waiter is gone (no subscriber count to read), so a dead one may be handed the lock until its place
+ * expires; the waiter renews it with every poll, far more often than this.
+ */
+export const SILENT_ENTRY_TTL_MS = 1_000;
+
+/**
  * One attempt of a lock kind that queues its waiters in FIFO order and hands grants to them by a
  * message (the FairMutex's shape, which the Semaphore shares): once the hand-off message has been
  * heard, no round trip at all; otherwise `send` runs the kind's enqueue-or-acquire script, which

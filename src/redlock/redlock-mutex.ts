@@ -7,7 +7,7 @@ import { type EffectiveOptions, type RedlockOptions, resolveRedlockOptions } fro
 import type { AttemptOutcome } from '../primitives/acquisition.js';
 import type { Waiter } from '../primitives/fair-waiter.js';
 import { type AttemptCall, type AttemptHooks, LockShell } from '../primitives/lock-shell.js';
-import { SILENT_ENTRY_POLL_MS } from '../primitives/queued-attempt.js';
+import { SILENT_ENTRY_POLL_MS, SILENT_ENTRY_TTL_MS } from '../primitives/queued-attempt.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { fairExtend, fairInspect } from '../protocol/fair-mutex.js';
 import { raiseFence } from '../protocol/fencing-counter.js';
@@ -134,7 +134,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
         const call = redlockAcquire(this.keys, {
           token,
           ttlMs: options.ttlMs,
-          entryTtlMs,
+          entryTtlMs: channels[node] === '' ? Math.min(entryTtlMs, SILENT_ENTRY_TTL_MS) : entryTtlMs,
           grantChannel: channels[node] as string,
           maybeQueued: (line.waiters[node] as Waiter).noteAttempt(),
           barging: false,
