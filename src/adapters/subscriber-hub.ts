@@ -138,6 +138,18 @@ export class SubscriberHub {
     return watch;
   }
 
+  /**
+   * Records that subscribing to `channel` failed without the hub seeing it fail (the waiting loop
+   * gave up on a SUBSCRIBE that did not answer): as `subscribeFailed` after a refusal.
+   */
+  noteSubscribeFailed(channel: string): void {
+    this.failedChannels.add(channel);
+    if (this.failedChannels.size > MAX_FAILED_CHANNELS) {
+      const oldest = this.failedChannels.values().next().value;
+      if (oldest !== undefined) this.failedChannels.delete(oldest);
+    }
+  }
+
   /** Closes the connection now (waiters fall back to timed waits). */
   async close(): Promise<void> {
     for (const state of this.channels.values()) clearTimeout(state.linger);
@@ -155,13 +167,9 @@ export class SubscriberHub {
       state.active = true;
       this.failedChannels.delete(channel);
     } catch (error) {
-      this.failedChannels.add(channel);
       // Bounded (one entry per lock name): the oldest is forgotten, which costs at most a
       // waiter that joins with its channel and is skipped once before it polls silently.
-      if (this.failedChannels.size > MAX_FAILED_CHANNELS) {
-        const oldest = this.failedChannels.values().next().value;
-        if (oldest !== undefined) this.failedChannels.delete(oldest);
-      }
+      this.noteSubscribeFailed(channel);
       // Forget the failed state so the next waiter tries again instead of inheriting the failure.
       if (this.channels.get(channel) === state) this.channels.delete(channel);
       // A connection no channel uses any more is closed now: left open (SUBSCRIBE refused by an

@@ -228,6 +228,10 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
           // No pub/sub (ACL without channels, a proxy without it, a subscriber that cannot connect):
           // poll with a short back-off, bounded by the holder's PTTL. Reported once per call.
           subscribeFailed = true;
+          // A SUBSCRIBE that never answered failed for the hubs too: this call's next attempts
+          // queue it without a channel (a Mutex skips a waiter nobody hears).
+          if (subscribed.kind !== 'error')
+            for (const wake of plan.wake) wake.hub.noteSubscribeFailed(wake.channel);
           const error =
             subscribed.kind === 'error' ? subscribed.error : new Error('SUBSCRIBE did not answer');
           emitLockEvent({ type: 'subscribe-failed', lockName: plan.name, error });

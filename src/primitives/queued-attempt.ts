@@ -60,15 +60,17 @@ async function sendAttempt(
   // Wake to renew the place before it expires (only when it is shorter than our own deadline), and
   // when the bound runs out: a crashed holder releases nothing, so a waiter's next attempt is what
   // hands the lock on.
+  // Queued without a channel, a hand-off is silent: only asking again finds it, so the waiter asks
+  // every SILENT_ENTRY_POLL_MS (a renewal: free, as any renewal, and well within the place's life).
   const renewInMs =
-    entryTtlMs > 0 && entryTtlMs < remainingMs
-      ? Math.max(1, Math.floor(entryTtlMs / 3))
-      : Number.POSITIVE_INFINITY;
+    entryTtlMs > 0 && waiter.queuedSilently
+      ? SILENT_ENTRY_POLL_MS
+      : entryTtlMs > 0 && entryTtlMs < remainingMs
+        ? Math.max(1, Math.floor(entryTtlMs / 3))
+        : Number.POSITIVE_INFINITY;
   // A bound of 0 is a holder in its last millisecond (Redis rounds down): try again at once, since a
   // holder that crashed will never hand on. Only -1 (nothing bounds it) leaves us to the message.
   const bound = result.waitBoundMs;
-  const boundMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
-  // Queued without a channel, a hand-off is silent: only asking again finds it.
-  const holderPttlMs = waiter.queuedSilently ? Math.min(boundMs, SILENT_ENTRY_POLL_MS) : boundMs;
+  const holderPttlMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
   return { acquired: false, holderPttlMs, renewInMs, leftState: entryTtlMs > 0 };
 }

@@ -191,11 +191,15 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const bounds = replies.flatMap((r) =>
       r.outcome === 'value' && !r.value.acquired ? [r.value.waitBoundMs] : [],
     );
-    // Wake to renew the places before they expire (when the call outlives them).
+    // Wake to renew the places before they expire (when the call outlives them); queued without a
+    // channel somewhere, a hand-off there is silent and only asking again finds it: every
+    // SILENT_ENTRY_POLL_MS (a renewal, free, well within such a place's life).
     const renewInMs =
-      entryTtlMs > 0 && entryTtlMs < remainingMs
-        ? Math.max(1, Math.floor(entryTtlMs / 3))
-        : Number.POSITIVE_INFINITY;
+      entryTtlMs > 0 && channels.includes('')
+        ? SILENT_ENTRY_POLL_MS
+        : entryTtlMs > 0 && entryTtlMs < remainingMs
+          ? Math.max(1, Math.floor(entryTtlMs / 3))
+          : Number.POSITIVE_INFINITY;
     const bound = quorumFreeInMs(bounds, this.nodes.length);
     // Until this call has waited `handOffAfterMs`, a release may free the lock without a word to
     // it: it looks again once its window is over (then it is served first).
@@ -203,9 +207,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       entryTtlMs > 0 && options.handOffAfterMs > 0
         ? line.place + options.handOffAfterMs - (clock.wallNow?.() ?? Date.now()) + 1
         : 0;
-    const boundMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
-    // Queued without a channel somewhere, a hand-off there is silent: only asking again finds it.
-    const holderPttlMs = channels.includes('') ? Math.min(boundMs, SILENT_ENTRY_POLL_MS) : boundMs;
+    const holderPttlMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
     return {
       outcome: {
         acquired: false,

@@ -8,7 +8,7 @@ import { Redis as IORedis } from 'ioredis';
 import { createClient as createClientV5 } from 'redis';
 import { createClient as createClientV4 } from 'redis4';
 import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
-import { FairMutex, Mutex, RedisUnavailableError } from '../../src/index.js';
+import { FairMutex, Mutex, RedisUnavailableError, ReentrantMutex } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { keepBusy, noSubscribeUrl } from '../fixtures/busy-lock.js';
@@ -352,8 +352,41 @@ for (const kind of clientKinds) {
       }
     });
 
+    // Item 8: the polls of a waiter queued without a channel are renewals, not retries (a 50 ms cap
+    // on its wait bound made each of them count, and `retries: 2` gave up within ~150 ms).
+    test('item 8: a waiter that cannot subscribe polls without using up its retries', async () => {
+      const own = await startRedis();
+      const holderClient = await kind.create(own.url);
+      const pollerClient = await kind.create(await noSubscribeUrl(own));
+      const recorded = collectEvents();
+      try {
+        for (const Lock of [Mutex, FairMutex]) {
+          const name = freshName(`poller-retries-${Lock.name}`);
+          const holder = await new Lock(holderClient.client, name, { ttlMs: 10_000 }).acquire();
+          const poller = new Lock(pollerClient.client, name, { ttlMs: 10_000 });
+          // A first call learns that subscribing fails; the next is queued without a channel.
+          await poller.acquire({ timeoutMs: 100 }).catch(() => undefined);
+          const waiting = poller.acquire({ retries: 2, timeoutMs: 8_000 });
+          await until(
+            async () =>
+              recorded.events.filter((e) => e.type === 'polling' && e.lockName === name).length >= 2,
+            'the second call polls',
+          );
+          await new Promise((r) => setTimeout(r, 500));
+          await holder.release();
+          const lease = await within(waiting, 5_000, `${Lock.name} poller`);
+          await lease.release();
+        }
+      } finally {
+        recorded.stop();
+        await holderClient.close();
+        await pollerClient.close();
+        await own.stop();
+      }
+    });
+
     // Item 8 under contention: a waiter that cannot subscribe is still served. Its hand-offs reach
-    // no subscriber, and a Mutex skipped such a waiter (as if its process were gone), while the
+    // no subscriber, and a Mutex (and a ReentrantMutex) skipped such a waiter (as if its process were gone), while the
     // waiters that can subscribe kept the lock busy: it never found the lock free and timed out.
     test('item 8: a waiter that cannot subscribe gets the lock while waiters that can keep it busy', async () => {
       const own = await startRedis();
@@ -361,7 +394,7 @@ for (const kind of clientKinds) {
       const pollerClient = await kind.create(await noSubscribeUrl(own));
       const recorded = collectEvents();
       try {
-        for (const Lock of [Mutex, FairMutex]) {
+        for (const Lock of [Mutex, FairMutex, ReentrantMutex]) {
           const name = freshName(`poller-under-contention-${Lock.name}`);
           // The lock is busy, handed from one subscribed waiter to the next.
           const busy = await keepBusy(busyClients.map((c) => new Lock(c.client, name, { ttlMs: 10_000 })));
