@@ -144,6 +144,8 @@ export class SubscriberHub {
    */
   noteSubscribeFailed(channel: string): void {
     this.failedChannels.add(channel);
+    // Bounded (one entry per lock name): the oldest is forgotten, which costs at most a waiter
+    // that joins with its channel and is skipped once before it polls silently.
     if (this.failedChannels.size > MAX_FAILED_CHANNELS) {
       const oldest = this.failedChannels.values().next().value;
       if (oldest !== undefined) this.failedChannels.delete(oldest);
@@ -167,8 +169,6 @@ export class SubscriberHub {
       state.active = true;
       this.failedChannels.delete(channel);
     } catch (error) {
-      // Bounded (one entry per lock name): the oldest is forgotten, which costs at most a
-      // waiter that joins with its channel and is skipped once before it polls silently.
       this.noteSubscribeFailed(channel);
       // Forget the failed state so the next waiter tries again instead of inheriting the failure.
       if (this.channels.get(channel) === state) this.channels.delete(channel);

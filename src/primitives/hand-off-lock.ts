@@ -1,5 +1,4 @@
 import type { RedisClient } from '../adapters/client-types.js';
-import type { SubscriberHub } from '../adapters/subscriber-hub.js';
 import type { AcquireOptions, LockOptions } from '../options.js';
 import type { ScriptCall } from '../protocol/call.js';
 import {
@@ -12,7 +11,7 @@ import {
 import type { LockState } from '../protocol/lock-state.js';
 import { Waiter } from './fair-waiter.js';
 import type { AttemptCall, AttemptHooks } from './lock-shell.js';
-import { queuedAttempt, SILENT_ENTRY_TTL_MS } from './queued-attempt.js';
+import { queuedAttempt, queuePlace } from './queued-attempt.js';
 import { ScriptedLock } from './scripted-lock.js';
 
 /** How a hand-off lock treats a free lock and a waiter that cannot be reached. */
@@ -65,13 +64,17 @@ export abstract class HandOffLock<
     const placeOptions = { clock: options.clock, waiterTtlMs: this.waiterTtlMs(options) };
     const hub = this.hub();
     const send = (entryTtlMs: number) => {
-      const grantChannel = this.channelFor(hub, waiter);
+      // Once subscribing failed, queued without a channel: a Mutex skipped a waiter nobody hears
+      // (as gone) at every hand-off, and a polling waiter starved while listening ones kept the lock
+      // busy. Its entry keeps the channel it was queued with, so the waiter renews every
+      // SILENT_ENTRY_POLL_MS for the rest of the call (queuedSilently), also after a later SUBSCRIBE.
+      const place = queuePlace(hub, this.grantedChannel, entryTtlMs);
+      if (place.grantChannel === '') waiter.queuedSilently = true;
       return this.run(
         this.acquireCall({
           token,
           ttlMs: options.ttlMs,
-          entryTtlMs: grantChannel === '' ? Math.min(entryTtlMs, SILENT_ENTRY_TTL_MS) : entryTtlMs,
-          grantChannel,
+          ...place,
           maybeQueued: waiter.noteAttempt(),
           barging: this.policy.barging,
         }),
@@ -87,20 +90,6 @@ export abstract class HandOffLock<
       wakeUpIsRetry: false,
       mayHaveLeftState: () => true,
     };
-  }
-
-  /**
-   * The channel a waiter's queue entry names, or '' once subscribing to it failed: the waiter then
-   * polls, and a Mutex, which skips a waiter whose hand-off message reaches nobody (as gone), skipped
-   * it at every hand-off while waiters that listen kept the lock busy: it starved. An entry without a
-   * channel is handed the lock silently and never skipped; the waiter finds the grant when it next
-   * asks, so it is told to ask at least every `SILENT_ENTRY_POLL_MS` (its entry keeps the channel it
-   * was queued with, also once a later subscription succeeds).
-   */
-  private channelFor(hub: SubscriberHub, waiter: Waiter): string {
-    if (!hub.subscribeFailed(this.grantedChannel)) return this.grantedChannel;
-    waiter.queuedSilently = true;
-    return '';
   }
 
   /** @internal Releases (handing the lock to the next live waiter), or leaves the queue. */

@@ -1,3 +1,4 @@
+import type { SubscriberHub } from '../adapters/subscriber-hub.js';
 import type { Clock } from '../clock.js';
 import type { FairAcquireResult } from '../protocol/fair-mutex.js';
 import type { AttemptOutcome } from './acquisition.js';
@@ -15,6 +16,20 @@ export const SILENT_ENTRY_POLL_MS = 50;
  * expires; the waiter renews it with every poll, far more often than this.
  */
 export const SILENT_ENTRY_TTL_MS = 1_000;
+
+/**
+ * The channel and place lifetime one enqueue names: `channel` and `entryTtlMs` as they are, or, once
+ * subscribing to `channel` failed on `hub`, no channel (hand-offs to it are silent, never skipped as
+ * gone) and a place of at most `SILENT_ENTRY_TTL_MS`. Shared by the hand-off kinds and Redlock.
+ */
+export function queuePlace(
+  hub: SubscriberHub,
+  channel: string,
+  entryTtlMs: number,
+): { grantChannel: string; entryTtlMs: number } {
+  if (!hub.subscribeFailed(channel)) return { grantChannel: channel, entryTtlMs };
+  return { grantChannel: '', entryTtlMs: Math.min(entryTtlMs, SILENT_ENTRY_TTL_MS) };
+}
 
 /**
  * One attempt of a lock kind that queues its waiters in FIFO order and hands grants to them by a
@@ -59,9 +74,8 @@ async function sendAttempt(
   waiter.anchor(sentAt, result.serverTimeMs);
   // Wake to renew the place before it expires (only when it is shorter than our own deadline), and
   // when the bound runs out: a crashed holder releases nothing, so a waiter's next attempt is what
-  // hands the lock on.
-  // Queued without a channel, a hand-off is silent: only asking again finds it, so the waiter asks
-  // every SILENT_ENTRY_POLL_MS (a renewal: free, as any renewal, and well within the place's life).
+  // hands the lock on. Queued without a channel, a hand-off is silent and only asking again finds
+  // it: every SILENT_ENTRY_POLL_MS (a renewal, free as any, well within such a place's life).
   const renewInMs =
     entryTtlMs > 0 && waiter.queuedSilently
       ? SILENT_ENTRY_POLL_MS

@@ -7,7 +7,7 @@ import { type EffectiveOptions, type RedlockOptions, resolveRedlockOptions } fro
 import type { AttemptOutcome } from '../primitives/acquisition.js';
 import type { Waiter } from '../primitives/fair-waiter.js';
 import { type AttemptCall, type AttemptHooks, LockShell } from '../primitives/lock-shell.js';
-import { SILENT_ENTRY_POLL_MS, SILENT_ENTRY_TTL_MS } from '../primitives/queued-attempt.js';
+import { queuePlace, SILENT_ENTRY_POLL_MS } from '../primitives/queued-attempt.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { fairExtend, fairInspect } from '../protocol/fair-mutex.js';
 import { raiseFence } from '../protocol/fencing-counter.js';
@@ -127,15 +127,18 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const entryTtlMs =
       joinUntil === undefined ? 0 : Math.max(1, Math.ceil(Math.min(remainingMs, options.waiterTtlMs)));
     const generation = line.generation;
-    const channels = this.nodes.map((_, node) => this.channelFor(node));
+    // Per node: no channel once subscribing to it failed (see queuePlace); the line's entry takes
+    // each attempt's channel.
+    const places = this.nodes.map((node, i) =>
+      queuePlace(hubFor(node), this.grantChannels[i] as string, entryTtlMs),
+    );
     const replies = await fanOut(
       this.nodes.length,
       (node) => {
         const call = redlockAcquire(this.keys, {
           token,
           ttlMs: options.ttlMs,
-          entryTtlMs: channels[node] === '' ? Math.min(entryTtlMs, SILENT_ENTRY_TTL_MS) : entryTtlMs,
-          grantChannel: channels[node] as string,
+          ...(places[node] as { grantChannel: string; entryTtlMs: number }),
           maybeQueued: (line.waiters[node] as Waiter).noteAttempt(),
           barging: false,
           place: line.place,
@@ -195,7 +198,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     // channel somewhere, a hand-off there is silent and only asking again finds it: every
     // SILENT_ENTRY_POLL_MS (a renewal, free, well within such a place's life).
     const renewInMs =
-      entryTtlMs > 0 && channels.includes('')
+      entryTtlMs > 0 && places.some((p) => p.grantChannel === '')
         ? SILENT_ENTRY_POLL_MS
         : entryTtlMs > 0 && entryTtlMs < remainingMs
           ? Math.max(1, Math.floor(entryTtlMs / 3))
@@ -302,19 +305,6 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       (node) => (mayHold(node) ? runScript(this.nodes[node] as ClientContext, call) : Promise.resolve(false)),
       timeoutMs,
     );
-  }
-
-  /**
-   * The channel a node's hand-off to this call is published on, or '' once subscribing to it failed
-   * (an ACL without channels, a proxy without pub/sub): the node then hands the lock over without a
-   * message instead of skipping the waiter as gone, and the call finds it when it next asks (a
-   * polling waiter was skipped on every node and starved while listening waiters kept it busy). Each
-   * attempt names the channel anew (the line's entries take it), and one that named none asks again
-   * within `SILENT_ENTRY_POLL_MS`.
-   */
-  private channelFor(node: number): string {
-    const channel = this.grantChannels[node] as string;
-    return hubFor(this.nodes[node] as ClientContext).subscribeFailed(channel) ? '' : channel;
   }
 
   /** One node's release of `token` (the same call for every node: one wall-clock reading). */
