@@ -26,5 +26,10 @@ export interface RedisDriver {
 export interface SubscriberConnection {
   subscribe(channel: string): Promise<void>;
   unsubscribe(channel: string): Promise<void>;
+  /**
+   * Whether the connection may keep the process alive: only while someone waits on it. Idle (kept
+   * open for the next waiter), it must not hold up the exit of a process whose work is done.
+   */
+  keepAlive(alive: boolean): void;
   close(): Promise<void>;
 }

@@ -51,7 +51,19 @@ export function ioRedisDriver(client: IoRedisClient): RedisDriver {
       // that fail, and a listener keeps a connection error from becoming an uncaught 'error' event.
       subscriber.on('error', () => {});
       subscriber.on('message', onMessage);
+      // Each reconnect makes a new socket, referenced by default: apply the current choice to it.
+      let alive = true;
+      const applyKeepAlive = () => {
+        const stream = (subscriber as { stream?: { ref(): void; unref(): void } }).stream;
+        if (alive) stream?.ref();
+        else stream?.unref();
+      };
+      subscriber.on('connect', applyKeepAlive);
       return {
+        keepAlive: (keep) => {
+          alive = keep;
+          applyKeepAlive();
+        },
         subscribe: async (channel) => {
           await subscriber.subscribe(channel);
         },

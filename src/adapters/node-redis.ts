@@ -10,6 +10,9 @@ interface NodeRedisInternals extends NodeRedisClient {
   duplicate(overrides?: Record<string, unknown>): NodeRedisInternals;
   destroy?: () => void;
   disconnect?: () => Promise<void>;
+  /** Every supported version has them, and they last across reconnects. */
+  ref(): void;
+  unref(): void;
   options?: { legacyMode?: boolean };
 }
 
@@ -102,6 +105,7 @@ export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
         unsubscribe: async (channel) => {
           await subscriber.unsubscribe(channel);
         },
+        keepAlive: (alive) => (alive ? subscriber.ref() : subscriber.unref()),
         close,
       };
     },

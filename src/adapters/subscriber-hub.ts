@@ -81,13 +81,16 @@ class Watch implements ChannelWatch, MessageLatch {
  * One subscriber connection per client, shared by every waiter, reference-counted per channel.
  * A channel stays subscribed for `lingerMs` after its last waiter leaves, so a busy lock does not
  * pay a SUBSCRIBE/UNSUBSCRIBE round trip per acquisition; the connection closes when no channel is
- * left, so an idle process is not kept alive by it.
+ * left. It keeps the process alive only while a waiter is attached: lingering, it is unreferenced,
+ * so a process whose work is done exits at once.
  */
 export class SubscriberHub {
   private connection: Promise<SubscriberConnection> | undefined;
   private readonly channels = new Map<string, ChannelState>();
   /** Channels whose last SUBSCRIBE failed (an ACL without channels, a proxy without pub/sub). */
   private readonly failedChannels = new Set<string>();
+  /** Waiters attached on every channel: the connection keeps the process alive while > 0. */
+  private watchers = 0;
 
   constructor(
     private readonly driver: RedisDriver,
@@ -164,6 +167,7 @@ export class SubscriberHub {
   private async subscribe(channel: string, state: ChannelState): Promise<void> {
     this.connection ??= this.open();
     const connection = this.connection;
+    void connection.then((c) => c.keepAlive(this.watchers > 0)).catch(() => {});
     try {
       await (await connection).subscribe(channel);
       state.active = true;
@@ -207,10 +211,20 @@ export class SubscriberHub {
     state.linger = undefined;
     const watch = new Watch(accept, () => {
       state.watchers.delete(watch);
+      this.countWatchers(-1);
       if (state.watchers.size === 0) this.scheduleUnsubscribe(channel, state);
     });
     state.watchers.add(watch);
+    this.countWatchers(1);
     return watch;
+  }
+
+  /** Keeps the process alive from the first attached waiter to the last one's leaving. */
+  private countWatchers(delta: 1 | -1): void {
+    this.watchers += delta;
+    if (this.watchers > 1 || (this.watchers === 1 && delta < 0)) return;
+    const alive = this.watchers > 0;
+    void this.connection?.then((c) => c.keepAlive(alive)).catch(() => {});
   }
 
   private scheduleUnsubscribe(channel: string, state: ChannelState): void {
