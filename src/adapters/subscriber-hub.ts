@@ -167,7 +167,6 @@ export class SubscriberHub {
   private async subscribe(channel: string, state: ChannelState): Promise<void> {
     this.connection ??= this.open();
     const connection = this.connection;
-    void connection.then((c) => c.keepAlive(this.watchers > 0)).catch(() => {});
     try {
       await (await connection).subscribe(channel);
       state.active = true;
@@ -189,9 +188,13 @@ export class SubscriberHub {
   /** Opens the connection; a failed opening is forgotten at once (the driver closed what it opened). */
   private open(): Promise<SubscriberConnection> {
     const opening = this.driver.openSubscriber((from, message) => this.deliver(from, message));
-    opening.catch(() => {
-      if (this.connection === opening) this.connection = undefined;
-    });
+    // Waiters may have come and gone while it opened: start it as `countWatchers` would have left it.
+    opening.then(
+      (c) => c.keepAlive(this.watchers > 0),
+      () => {
+        if (this.connection === opening) this.connection = undefined;
+      },
+    );
     return opening;
   }
 
