@@ -21,18 +21,50 @@ export class LockOwner {
   }
 }
 
-/** For each lock key held by an enclosing `using()` call of this async context, its owner. */
-const enclosing = new AsyncLocalStorage<ReadonlyMap<string, LockOwner>>();
-
-/** The owner of `lockKey` in the current async context: the one an enclosing `using()` holds it as. */
-export function ownerInContext(lockKey: string): LockOwner | undefined {
-  return enclosing.getStore()?.get(lockKey);
+/**
+ * One `using()` call holding a lock, as its callback's async context sees it. `ended` is set when
+ * the call returns: callbacks it scheduled (a timer, an interval, a promise chain) keep the context
+ * after that, and must then count as new callers, not as the holder (a leaked context would let two
+ * of them share a hold that no longer exists).
+ */
+export interface ContextHold {
+  readonly owner: LockOwner;
+  /** The hold's lease: a nested call checks it was not lost. */
+  readonly lease: { readonly signal: AbortSignal; readonly isHeld: boolean };
+  /** The enclosing hold of the same lock, which still counts once this one ended. */
+  readonly outer: ContextHold | undefined;
+  ended: boolean;
 }
 
-/** Runs `work` in a context where `lockKey` is held by `owner` (nested calls find it there). */
-export function runAsOwner<T>(lockKey: string, owner: LockOwner, work: () => T): T {
-  const outer = enclosing.getStore();
-  const inner = new Map(outer);
-  inner.set(lockKey, owner);
-  return enclosing.run(inner, work);
+/** For each lock key held by an enclosing `using()` call of this async context, its hold. */
+const enclosing = new AsyncLocalStorage<ReadonlyMap<string, ContextHold>>();
+
+/**
+ * The hold of `lockKey` by an enclosing `using()` call still running, if any: the innermost one
+ * that has not returned (a callback scheduled inside a `using()` that has returned is a new caller).
+ */
+export function holdInContext(lockKey: string): ContextHold | undefined {
+  let hold = enclosing.getStore()?.get(lockKey);
+  while (hold?.ended) hold = hold.outer;
+  return hold;
+}
+
+/**
+ * Runs `work` in a context where `lockKey` is held by `owner` through `lease` (nested calls find it
+ * there), and ends that hold for every callback it scheduled once `work` settles.
+ */
+export async function runAsOwner<T>(
+  lockKey: string,
+  owner: LockOwner,
+  lease: ContextHold['lease'],
+  work: () => T | PromiseLike<T>,
+): Promise<T> {
+  const hold: ContextHold = { owner, lease, outer: holdInContext(lockKey), ended: false };
+  const inner = new Map(enclosing.getStore());
+  inner.set(lockKey, hold);
+  try {
+    return await enclosing.run(inner, work);
+  } finally {
+    hold.ended = true;
+  }
 }

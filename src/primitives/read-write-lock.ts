@@ -1,7 +1,7 @@
 import type { RedisClient } from '../adapters/client-types.js';
 import { WouldDeadlockError } from '../errors.js';
 import type { Lease } from '../lease/lease.js';
-import { LockOwner, ownerInContext, runAsOwner } from '../lock-owner.js';
+import { holdInContext, LockOwner, runAsOwner } from '../lock-owner.js';
 import {
   type AcquireOptions,
   type EffectiveOptions,
@@ -113,7 +113,7 @@ abstract class ReadWriteSide extends PermitLock<FairLockOptions, ReadWriteLockSt
     checkFunction('work', work);
     this.refuseNested();
     const key = this.contextKey();
-    return super.using((signal, lease) => runAsOwner(key, HELD, () => work(signal, lease)), options);
+    return super.using((signal, lease) => runAsOwner(key, HELD, lease, () => work(signal, lease)), options);
   }
 
   /** @internal */
@@ -138,7 +138,7 @@ abstract class ReadWriteSide extends PermitLock<FairLockOptions, ReadWriteLockSt
 
   /** Rejects a call made inside a `using()` of this lock: it would wait for its own caller. */
   private refuseNested(): void {
-    if (ownerInContext(this.contextKey()) === undefined) return;
+    if (holdInContext(this.contextKey()) === undefined) return;
     throw new WouldDeadlockError(
       this.name,
       this.side === 'write'

@@ -1,5 +1,6 @@
 import type { RedisClient } from '../adapters/client-types.js';
-import { LockOwner, ownerInContext, runAsOwner } from '../lock-owner.js';
+import { LockLostError } from '../errors.js';
+import { holdInContext, LockOwner, runAsOwner } from '../lock-owner.js';
 import {
   type CallOptionTable,
   type EffectiveOptions,
@@ -74,7 +75,7 @@ export class ReentrantMutex extends HandOffLock<
     }
     const owner = options?.owner ?? this.ownerOf(undefined);
     const key = this.keys.lock;
-    return super.using((signal, lease) => runAsOwner(key, owner, () => work(signal, lease)), {
+    return super.using((signal, lease) => runAsOwner(key, owner, lease, () => work(signal, lease)), {
       ...options,
       owner,
     });
@@ -120,8 +121,24 @@ export class ReentrantMutex extends HandOffLock<
     return (await this.readState()).holdTokens.includes(token);
   }
 
-  /** The owner a call acts as: given, the lock's, the enclosing `using()`'s, or a new one. */
+  /**
+   * The owner a call acts as: given, the lock's, the enclosing `using()`'s, or a new one. Inside a
+   * `using()` whose lease was lost, a nested call throws `LockLostError` at once: taking the lock
+   * afresh there would give the one holder two fencing tokens. A hold released early by its caller
+   * no longer counts: the call is a new one.
+   */
   private ownerOf(given: LockOwner | undefined): LockOwner {
-    return given ?? this.options.owner ?? ownerInContext(this.keys.lock) ?? new LockOwner();
+    const named = given ?? this.options.owner;
+    if (named !== undefined) return named;
+    const hold = holdInContext(this.keys.lock);
+    if (hold === undefined) return new LockOwner();
+    const held = hold.lease.isHeld; // reading it marks a lease whose validity ran out as lost
+    const lost: unknown = hold.lease.signal.reason;
+    if (hold.lease.signal.aborted) {
+      throw new LockLostError(this.name, lost instanceof LockLostError ? lost.reason : 'expired', {
+        cause: lost,
+      });
+    }
+    return held ? hold.owner : new LockOwner();
   }
 }

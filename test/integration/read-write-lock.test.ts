@@ -195,6 +195,23 @@ for (const kind of clientKinds) {
       await read.release();
     });
 
+    test('a callback scheduled inside using() that runs after it returned may take either side', async () => {
+      const rw = new ReadWriteLock(redis.a.client, freshName());
+      let resume!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        resume = resolve;
+      });
+      let later!: Promise<Lease | null>;
+      await rw.readLock().using(async () => {
+        // A continuation keeps the async context of the `using()` it was scheduled in.
+        later = gate.then(() => rw.writeLock().tryAcquire());
+      });
+      resume();
+      const write = await later;
+      assert.ok(write, 'the read hold ended, so this is a new caller and the lock is free');
+      await write.release();
+    });
+
     test('a crashed reader, and a crashed writer, free the lock after their TTL', async () => {
       for (const [crashed, next] of [
         ['read', 'write'],

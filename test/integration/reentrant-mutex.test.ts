@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { LockOwner, LockTimeoutError, Mutex, ReentrantMutex } from '../../src/index.js';
+import { LockLostError, LockOwner, LockTimeoutError, Mutex, ReentrantMutex } from '../../src/index.js';
 import { type Child, spawnChild } from '../fixtures/child.js';
 import { clientKinds } from '../fixtures/clients.js';
 import { awaitedLater, nameMaker, redisForSuite, sleep, until, within } from '../fixtures/helpers.js';
@@ -185,6 +185,59 @@ for (const kind of clientKinds) {
         assert.equal(await mutex.tryAcquire(), null);
       });
       await held.release();
+    });
+
+    test('a callback scheduled inside using() that runs after it returned is a new caller, not the holder', async () => {
+      const mutex = new ReentrantMutex(redis.a.client, freshName());
+      let resume!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        resume = resolve;
+      });
+      let later!: Promise<[unknown, unknown]>;
+      await mutex.using(async () => {
+        // A continuation keeps the async context of the `using()` it was scheduled in.
+        later = gate.then(() => Promise.all([mutex.tryAcquire(), mutex.tryAcquire()]));
+      });
+      assert.equal(await mutex.isLocked(), false);
+      resume();
+      const [first, second] = await later;
+      assert.ok(first, 'the first call takes the free lock');
+      assert.equal(second, null, 'the second is another caller: the lock is held');
+      assert.equal(await holdsOf(mutex), 1);
+      await (first as { release(): Promise<boolean> }).release();
+    });
+
+    test('a nested call after the outer hold was lost rejects with LockLostError, taking nothing', async () => {
+      const mutex = new ReentrantMutex(redis.a.client, freshName(), { autoExtend: false });
+      const fences: number[] = [];
+      await mutex.using(async (signal, outer) => {
+        fences.push(outer.fencingToken);
+        // Lost as by a pause past the TTL: Redis no longer holds it, and the lease learns so.
+        await redis.a.command('DEL', mutex.keys.lock, mutex.reentrantKeys.holds);
+        await assert.rejects(outer.extend(), LockLostError);
+        assert.ok(signal.aborted);
+        await assert.rejects(
+          mutex.using(async (_s, inner) => {
+            fences.push(inner.fencingToken);
+          }),
+          LockLostError,
+        );
+        await assert.rejects(mutex.acquire(), LockLostError);
+        await assert.rejects(mutex.tryAcquire(), LockLostError);
+      });
+      assert.deepEqual(fences.length, 1, 'no second hold, so no second fencing token');
+      assert.equal(await mutex.isLocked(), false);
+    });
+
+    test('a hold its caller released early no longer counts: a nested call is a new caller', async () => {
+      const mutex = new ReentrantMutex(redis.a.client, freshName());
+      const other = await mutex.using(async (_s, outer) => {
+        await outer.release();
+        return mutex.tryAcquire();
+      });
+      assert.ok(other, 'the lock was free');
+      assert.equal(await holdsOf(mutex), 1);
+      await other.release();
     });
 
     test('a crashed holder (killed with two holds) frees the lock after its TTL, holds and all', async () => {
