@@ -11,7 +11,7 @@ import {
 import type { LockState } from '../protocol/lock-state.js';
 import { Waiter } from './fair-waiter.js';
 import type { AttemptCall, AttemptHooks } from './lock-shell.js';
-import { queuedAttempt, queuePlace } from './queued-attempt.js';
+import { queuedAttempt } from './queued-attempt.js';
 import { ScriptedLock } from './scripted-lock.js';
 
 /** How a hand-off lock treats a free lock and a waiter that cannot be reached. */
@@ -61,16 +61,20 @@ export abstract class HandOffLock<
   /** @internal */
   protected planAttempts({ token, options, mode, deadline }: AttemptCall<Options>): AttemptHooks {
     const waiter = new Waiter(token, options.clock);
-    const placeOptions = { clock: options.clock, waiterTtlMs: this.waiterTtlMs(options) };
     const hub = this.hub();
-    const send = (entryTtlMs: number) => {
-      // Once subscribing failed, queued without a channel: a Mutex skipped a waiter nobody hears
-      // (as gone) at every hand-off, and a polling waiter starved while listening ones kept the lock
-      // busy. Its entry keeps the channel it was queued with, so the waiter renews every
-      // SILENT_ENTRY_POLL_MS for the rest of the call (queuedSilently), also after a later SUBSCRIBE.
-      const place = queuePlace(hub, this.grantedChannel, entryTtlMs);
-      if (place.grantChannel === '') waiter.queuedSilently = true;
-      return this.run(
+    // A waiter that will not hear its hand-off (it does not listen, or SUBSCRIBE failed) is queued
+    // without a channel and asks again every SILENT_ENTRY_POLL_MS: with its channel, a Mutex skipped
+    // it as gone at every hand-off, and a FairMutex handed it the lock to sit idle until its timed
+    // wait ended, holding up every waiter behind it.
+    const queueOptions = {
+      clock: options.clock,
+      waiterTtlMs: this.waiterTtlMs(options),
+      hub,
+      channel: this.grantedChannel,
+      listening: options.wakeOnRelease,
+    };
+    const send = (place: { grantChannel: string; entryTtlMs: number }) =>
+      this.run(
         this.acquireCall({
           token,
           ttlMs: options.ttlMs,
@@ -79,12 +83,11 @@ export abstract class HandOffLock<
           barging: this.policy.barging,
         }),
       );
-    };
-    // A barging waiter that will not hear its hand-off (wakeOnRelease false: it polls) does not queue:
-    // a lock handed to it would sit idle until its next attempt. A fair waiter queues regardless.
+    // A barging waiter that does not listen does not queue at all: it polls at its own pace, and
+    // a free lock is anyone's. A fair waiter queues regardless (else it would never be served).
     const queues = mode === 'wait' && (options.wakeOnRelease || !this.policy.barging);
     return {
-      attempt: () => queuedAttempt(waiter, placeOptions, queues ? deadline : undefined, send),
+      attempt: () => queuedAttempt(waiter, queueOptions, queues ? deadline : undefined, send),
       wake: [{ hub, channel: this.grantedChannel, accept: (message) => waiter.hear(message) }],
       // The message is the grant itself: hearing it is not another attempt.
       wakeUpIsRetry: false,

@@ -7,6 +7,7 @@ import type { LockState } from '../protocol/lock-state.js';
 import {
   type SemaphoreScriptKeys,
   type SemaphoreState,
+  decodeRefusal,
   semaphoreAcquire,
   semaphoreExtend,
   semaphoreInspect,
@@ -50,12 +51,32 @@ export abstract class PermitLock<
   protected planAttempts(call: AttemptCall<Options>): AttemptHooks {
     const { token, options, mode, deadline } = call;
     const waiter = new Waiter(token, options.clock);
+    const hub = this.hub();
+    // Queued without a channel when it will not hear it (see HandOffLock.planAttempts).
+    const queueOptions = {
+      clock: options.clock,
+      waiterTtlMs: options.waiterTtlMs,
+      hub,
+      channel: this.grantedChannel,
+      listening: options.wakeOnRelease,
+    };
+    // The limit a refusal message brought (setLimit lowered it below this call's request).
+    let refusedAt: number | undefined;
+    const hear = (message: string) => {
+      if (waiter.hear(message)) return true;
+      refusedAt ??= decodeRefusal(message, token);
+      return refusedAt !== undefined;
+    };
     return {
-      attempt: () =>
-        queuedAttempt(waiter, options, mode === 'wait' ? deadline : undefined, (entryTtlMs) =>
-          this.send(token, options, entryTtlMs),
-        ),
-      wake: [{ hub: this.hub(), channel: this.grantedChannel, accept: (message) => waiter.hear(message) }],
+      attempt: () => {
+        if (refusedAt !== undefined) {
+          throw new PermitsOverLimitError(this.name, this.permitsOf(options), refusedAt);
+        }
+        return queuedAttempt(waiter, queueOptions, mode === 'wait' ? deadline : undefined, (place) =>
+          this.send(token, options, place),
+        );
+      },
+      wake: [{ hub, channel: this.grantedChannel, accept: hear }],
       // The message is the grant itself: hearing it is not another attempt.
       wakeUpIsRetry: false,
       mayHaveLeftState: () => true,
@@ -86,7 +107,7 @@ export abstract class PermitLock<
   private async send(
     token: string,
     options: EffectiveOptions<Options>,
-    entryTtlMs: number,
+    place: { grantChannel: string; entryTtlMs: number },
   ): Promise<FairAcquireResult> {
     const permits = this.permitsOf(options);
     const result = await this.run(
@@ -95,8 +116,7 @@ export abstract class PermitLock<
         ttlMs: options.ttlMs,
         permits,
         limit: this.limitOf(options),
-        entryTtlMs,
-        grantChannel: this.grantedChannel,
+        ...place,
       }),
     );
     if ('overLimit' in result) throw new PermitsOverLimitError(this.name, permits, result.overLimit);

@@ -18,17 +18,28 @@ export const SILENT_ENTRY_POLL_MS = 50;
 export const SILENT_ENTRY_TTL_MS = 1_000;
 
 /**
- * The channel and place lifetime one enqueue names: `channel` and `entryTtlMs` as they are, or, once
- * subscribing to `channel` failed on `hub`, no channel (hand-offs to it are silent, never skipped as
- * gone) and a place of at most `SILENT_ENTRY_TTL_MS`. Shared by the hand-off kinds and Redlock.
+ * The channel and place lifetime one enqueue names: `channel` and `entryTtlMs` as they are, or, for
+ * a waiter that will not hear its channel (it does not listen: `wakeOnRelease: false`; or
+ * subscribing to `channel` failed on `hub`), no channel (hand-offs to it are silent, never skipped
+ * as gone) and a place of at most `SILENT_ENTRY_TTL_MS`. Shared by every queued kind and Redlock.
  */
 export function queuePlace(
   hub: SubscriberHub,
   channel: string,
   entryTtlMs: number,
+  listening: boolean,
 ): { grantChannel: string; entryTtlMs: number } {
-  if (!hub.subscribeFailed(channel)) return { grantChannel: channel, entryTtlMs };
+  if (listening && !hub.subscribeFailed(channel)) return { grantChannel: channel, entryTtlMs };
   return { grantChannel: '', entryTtlMs: Math.min(entryTtlMs, SILENT_ENTRY_TTL_MS) };
+}
+
+/** Where one call's queued attempts place it: its hub and channel, and whether it listens there. */
+export interface QueueOptions {
+  readonly clock: Clock;
+  readonly waiterTtlMs: number;
+  readonly hub: SubscriberHub;
+  readonly channel: string;
+  readonly listening: boolean;
 }
 
 /**
@@ -40,9 +51,9 @@ export function queuePlace(
  */
 export function queuedAttempt(
   waiter: Waiter,
-  options: Readonly<{ clock: Clock; waiterTtlMs: number }>,
+  options: QueueOptions,
   deadline: number | undefined,
-  send: (entryTtlMs: number) => Promise<FairAcquireResult>,
+  send: (place: { grantChannel: string; entryTtlMs: number }) => Promise<FairAcquireResult>,
 ): AttemptOutcome | Promise<AttemptOutcome> {
   const handOff = waiter.handOff();
   // A grant with no validity left (a hand-off heard too late, a reply after a pause) is handed on
@@ -54,17 +65,25 @@ export function queuedAttempt(
 
 async function sendAttempt(
   waiter: Waiter,
-  options: Readonly<{ clock: Clock; waiterTtlMs: number }>,
+  options: QueueOptions,
   deadline: number | undefined,
-  send: (entryTtlMs: number) => Promise<FairAcquireResult>,
+  send: (place: { grantChannel: string; entryTtlMs: number }) => Promise<FairAcquireResult>,
 ): Promise<AttemptOutcome> {
   const { clock } = options;
   const sentAt = clock.now();
   const sentAtWall = clock.wallNow?.();
   const remainingMs = deadline === undefined ? 0 : deadline - sentAt;
-  const entryTtlMs =
-    deadline === undefined ? 0 : Math.max(1, Math.ceil(Math.min(remainingMs, options.waiterTtlMs)));
-  const result = await send(entryTtlMs);
+  const place = queuePlace(
+    options.hub,
+    options.channel,
+    deadline === undefined ? 0 : Math.max(1, Math.ceil(Math.min(remainingMs, options.waiterTtlMs))),
+    options.listening,
+  );
+  // Queued without a channel once, the entry may keep that for the rest of the call (a later
+  // SUBSCRIBE does not change it), so the waiter keeps asking at the silent pace.
+  if (place.grantChannel === '') waiter.queuedSilently = true;
+  const { entryTtlMs } = place;
+  const result = await send(place);
   // Acquired in this reply: the script set the TTL (or restarted it, after a hand-off whose message
   // we missed) while serving this request, so counting from its send time errs on the safe side.
   if (result.acquired) {

@@ -96,6 +96,17 @@ export function semaphoreAcquire(
 }
 
 /**
+ * The limit in a refusal addressed to `token` ("token:over:limit", published when a lowered limit
+ * dropped its request: semaphore-queue.lua's `refuse`), else undefined.
+ */
+export function decodeRefusal(message: string, token: string): number | undefined {
+  const prefix = `${token}:over:`;
+  if (!message.startsWith(prefix)) return undefined;
+  const limit = Number(message.slice(prefix.length));
+  return Number.isSafeInteger(limit) ? limit : undefined;
+}
+
+/**
  * Gives back the permits `token` holds, handing them to the waiters at the head of the queue, or
  * removes `token` from the queue. True when `token` held permits (or released last: a re-sent release).
  */

@@ -127,10 +127,10 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const entryTtlMs =
       joinUntil === undefined ? 0 : Math.max(1, Math.ceil(Math.min(remainingMs, options.waiterTtlMs)));
     const generation = line.generation;
-    // Per node: no channel once subscribing to it failed (see queuePlace); the line's entry takes
-    // each attempt's channel.
+    // Per node: no channel when the caller does not listen, or once subscribing to it failed (see
+    // queuePlace); the line's entry takes each attempt's channel.
     const places = this.nodes.map((node, i) =>
-      queuePlace(hubFor(node), this.grantChannels[i] as string, entryTtlMs),
+      queuePlace(hubFor(node), this.grantChannels[i] as string, entryTtlMs, options.wakeOnRelease),
     );
     const replies = await fanOut(
       this.nodes.length,

@@ -18,7 +18,7 @@ import {
 } from '../../src/index.js';
 import { type Child, spawnChild } from '../fixtures/child.js';
 import { type ClientKind, clientKinds } from '../fixtures/clients.js';
-import { awaitedLater, nameMaker, redisForSuite, sleep, until } from '../fixtures/helpers.js';
+import { awaitedLater, nameMaker, redisForSuite, sleep, until, within } from '../fixtures/helpers.js';
 
 const freshName = nameMaker('semaphore-test');
 
@@ -221,6 +221,34 @@ for (const kind of clientKinds) {
       await assert.rejects(other.acquire({ permits: 2 }), PermitsOverLimitError);
       assert.equal((await semaphore.inspect()).queueLength, 0);
       await l3.release();
+    });
+
+    // Issue 20 item 4: a queued request above a lowered limit was dropped without a word, and its
+    // waiter learnt it only at its next timed attempt, a TTL later.
+    test('setLimit: a queued request above the lowered limit rejects at once, wherever it is in the queue', async () => {
+      const name = freshName();
+      const semaphore = new Semaphore(redis.a.client, name, { limit: 2, ttlMs: 30_000 });
+      const holder = await semaphore.acquire({ permits: 2 });
+      const small = awaitedLater(semaphore.acquire({ permits: 1, timeoutMs: 25_000 }));
+      await queued(semaphore, 1);
+      const large = semaphore.acquire({ permits: 2, timeoutMs: 25_000 });
+      await queued(semaphore, 2);
+      assert.equal(await semaphore.setLimit(1), 2);
+      const refused = await within(
+        large.then(
+          () => assert.fail('granted above the limit'),
+          (error: unknown) => error,
+        ),
+        10_000,
+        'the refusal (without it: the next timed attempt, 30 s on)',
+      );
+      assert.ok(refused instanceof PermitsOverLimitError, String(refused));
+      assert.equal(refused.limit, 1);
+      assert.equal(refused.permits, 2);
+      assert.equal((await semaphore.inspect()).queueLength, 1, 'the request that fits still waits');
+      await holder.release();
+      const lease = await small;
+      await lease.release();
     });
 
     test('no client clock, fast, slow or skewed by 10× the TTL, lets more than `limit` holders in', async () => {

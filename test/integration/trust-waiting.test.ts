@@ -8,12 +8,29 @@ import { Redis as IORedis } from 'ioredis';
 import { createClient as createClientV5 } from 'redis';
 import { createClient as createClientV4 } from 'redis4';
 import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
-import { FairMutex, Mutex, RedisUnavailableError, ReentrantMutex } from '../../src/index.js';
+import {
+  FairMutex,
+  type Lease,
+  Mutex,
+  ReadWriteLock,
+  type RedisClient,
+  RedisUnavailableError,
+  RedlockMutex,
+  ReentrantMutex,
+  Semaphore,
+} from '../../src/index.js';
+
+/** What the quiet-waiter test uses of a queued lock. */
+interface QueuedLock {
+  readonly name: string;
+  readonly keys: { readonly queue: string; readonly line: string };
+  acquire(options?: { timeoutMs?: number }): Promise<Lease>;
+}
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { keepBusy, noSubscribeUrl } from '../fixtures/busy-lock.js';
 import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
-import { redisForSuite, until, within } from '../fixtures/helpers.js';
+import { awaitedLater, redisForSuite, until, within } from '../fixtures/helpers.js';
 
 /** ioredis that gives up on a command whose connection dropped, instead of re-sending it. */
 const ioredisNoResend: ClientKind = {
@@ -211,6 +228,55 @@ for (const kind of clientKinds) {
       await holder.release();
       assert.equal(await within(outcome, 5_000, 'the waiter'), 'acquired');
       await (await waiter).release();
+    });
+
+    // Issue 20 item 3: a queued waiter that does not listen was handed the lock silently and let it
+    // sit idle until its timed wait ended, and every waiter behind it waited as long.
+    test('a waiter that does not listen (wakeOnRelease: false) holds up neither the lock nor those behind it', async () => {
+      const kinds: [string, (client: RedisClient, name: string, options?: object) => QueuedLock][] = [
+        ['FairMutex', (c, n, o) => new FairMutex(c, n, o)],
+        ['Semaphore', (c, n, o) => new Semaphore(c, n, { ...o, limit: 1 })],
+        ['ReadWriteLock.writeLock', (c, n, o) => new ReadWriteLock(c, n, o).writeLock()],
+        [
+          'RedlockMutex',
+          (c, n, o) => new RedlockMutex([c], n, { retryDelayMs: Infinity, waiterTtlMs: 30_000, ...o }),
+        ],
+      ];
+      for (const [label, make] of kinds) {
+        const name = freshName(`quiet-${label}`);
+        const holder = await make(redis.a.client, name, { ttlMs: 20_000 }).acquire();
+        const { keys } = make(redis.a.client, name);
+        const queued = (count: number) =>
+          until(
+            async () =>
+              Number(
+                await (label === 'RedlockMutex'
+                  ? redis.a.command('ZCARD', keys.line)
+                  : redis.a.command('LLEN', keys.queue)),
+              ) === count,
+            `${count} waiter(s) queued (${label})`,
+          );
+        // Each gives the lock back as soon as it has it: served in either order (a RedlockMutex's
+        // line orders two waiters that join in the same millisecond by token), each must be.
+        const served = (options: object) =>
+          awaitedLater(
+            make(redis.b.client, name, { ttlMs: 20_000, ...options })
+              .acquire({ timeoutMs: 15_000 })
+              .then((lease) => lease.release()),
+          );
+        const quiet = served({ wakeOnRelease: false });
+        await queued(1);
+        const listening = served({});
+        await queued(2);
+        await holder.release();
+        // Without the fix, whichever is handed the lock second (or first, if it is the quiet one) is
+        // served only when the quiet waiter's timed wait ends (its 15 s timeout).
+        await within(
+          Promise.all([quiet, listening]),
+          10_000,
+          `the quiet waiter and the listening one, after the release (${label})`,
+        );
+      }
     });
 
     test('item 9: FairMutex queue renewals are not attempts', async () => {

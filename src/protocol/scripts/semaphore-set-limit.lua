@@ -8,7 +8,9 @@
 --         `limit` option from now on)
 -- ARGV[1] the new limit, a positive integer
 -- Reply: the permits held now. Holders above a lowered limit keep theirs until they release: none
--- is taken back, and nothing is granted until the permits held are below the new limit.
+-- is taken back, and nothing is granted until the permits held are below the new limit. Queued
+-- requests above a lowered limit are dropped, and each waiter is told at once ("token:over:limit"
+-- on its channel).
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
 -- #include semaphore-queue.lua
@@ -16,6 +18,7 @@ local t = redis.call('time')
 local now = server_ms(t)
 local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
 redis.call('set', KEYS[5], ARGV[1])
+drop_over_limit(keys, tonumber(ARGV[1]))
 local holders = read_holders(KEYS[1], now, '')
 if not holders then return 0 end
 serve(keys, holders, tonumber(ARGV[1]), t, now, '')

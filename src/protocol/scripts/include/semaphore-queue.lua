@@ -22,16 +22,47 @@ local function leave_queue(keys, token)
   if redis.call('hdel', keys.waiters, token) == 1 then redis.call('lrem', keys.queue, 1, token) end
 end
 
+-- A queue entry's fields (nil when it is missing or malformed).
+local function decode_entry(entry)
+  if not entry then return nil end
+  local deadline, ttl, permits, channel = string.match(entry, '^(%d+)|(%d+)|(%d+)|(.*)$')
+  if not deadline then return nil end
+  return {deadline = tonumber(deadline), ttl = tonumber(ttl), permits = tonumber(permits), channel = channel}
+end
+
+-- Tells a waiter dropped because its request is above the limit in force: "token:over:limit" on
+-- its channel, so it rejects at once rather than at its next attempt (a waiter that does not listen
+-- learns it then, from that attempt's reply).
+local function refuse(token, channel, limit)
+  if channel ~= '' then
+    redis.pcall('publish', channel, token .. ':over:' .. string.format('%d', limit))
+  end
+end
+
+-- Drops every queued request above `limit` (lowered by setLimit: they could never be granted),
+-- telling each. O(waiters).
+local function drop_over_limit(keys, limit)
+  for _, token in ipairs(redis.call('lrange', keys.queue, 0, -1)) do
+    local entry = decode_entry(redis.call('hget', keys.waiters, token))
+    if entry and entry.permits > limit then
+      leave_queue(keys, token)
+      refuse(token, entry.channel, limit)
+    end
+  end
+end
+
 -- Hands permits to the waiters at the head of the queue, oldest first, while the head's request
 -- fits in the free permits (`limit` less those held; `limit` may be a function that reads it, called
 -- only when someone waits): the waiter's entry becomes a holder with its TTL and the next fencing
 -- token, and "token:fencing token:server time ms" is published on its channel, so it holds the
 -- permits without another round trip. The first request that does not fit stops it (nobody behind
 -- overtakes it, so a large request is not starved by small ones). Entries past their deadline
--- (their waiter died or gave up) and requests above the limit (lowered by `setLimit`) are dropped.
+-- (their waiter died or gave up) and requests above the limit (lowered by `setLimit`) are dropped,
+-- the latter told so (`refuse`).
 -- Stops at `me` (a waiter serving the queue on its own attempt decides for itself). A refused
--- PUBLISH (an ACL user without channel permissions) is ignored: the waiter finds the permits its
--- own at its next attempt. Returns who is at the head now: 'none' (the queue is empty), 'me', or
+-- PUBLISH (an ACL user without channel permissions) is ignored, and an entry without a channel (a
+-- waiter that does not listen) is sent nothing: the waiter finds the permits its own at its next
+-- attempt. Returns who is at the head now: 'none' (the queue is empty), 'me', or
 -- 'other'; `holders` counts the permits handed out.
 local function serve(keys, holders, limit, t, now, me)
   while true do
@@ -39,17 +70,20 @@ local function serve(keys, holders, limit, t, now, me)
     if not head then return 'none' end
     if head == me then return 'me' end
     if type(limit) == 'function' then limit = limit() end
-    local entry = redis.call('hget', keys.waiters, head)
-    local deadline, ttl, permits, channel
-    if entry then deadline, ttl, permits, channel = string.match(entry, '^(%d+)|(%d+)|(%d+)|(.*)$') end
-    local live = deadline and tonumber(deadline) >= now and tonumber(permits) <= limit
-    if live and tonumber(permits) > limit - holders.held then return 'other' end
+    local entry = decode_entry(redis.call('hget', keys.waiters, head))
+    local alive = entry and entry.deadline >= now
+    local live = alive and entry.permits <= limit
+    if live and entry.permits > limit - holders.held then return 'other' end
     redis.call('lpop', keys.queue)
     redis.call('hdel', keys.waiters, head)
     if live then
-      local fence = grant(keys, holders, head, tonumber(permits), tonumber(ttl), t, now)
-      redis.pcall('publish', channel,
-        head .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
+      local fence = grant(keys, holders, head, entry.permits, entry.ttl, t, now)
+      if entry.channel ~= '' then
+        redis.pcall('publish', entry.channel,
+          head .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
+      end
+    elseif alive then
+      refuse(head, entry.channel, limit)
     end
   end
 end
