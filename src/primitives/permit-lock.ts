@@ -5,9 +5,9 @@ import type { FairAcquireResult } from '../protocol/fair-mutex.js';
 import { semaphoreKeys } from '../protocol/keys.js';
 import type { LockState } from '../protocol/lock-state.js';
 import {
+  decodeRefusal,
   type SemaphoreScriptKeys,
   type SemaphoreState,
-  decodeRefusal,
   semaphoreAcquire,
   semaphoreExtend,
   semaphoreInspect,

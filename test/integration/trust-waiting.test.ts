@@ -26,6 +26,7 @@ interface QueuedLock {
   readonly keys: { readonly queue: string; readonly line: string };
   acquire(options?: { timeoutMs?: number }): Promise<Lease>;
 }
+
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { keepBusy, noSubscribeUrl } from '../fixtures/busy-lock.js';
