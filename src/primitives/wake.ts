@@ -15,8 +15,10 @@ export interface WakeChannel {
 }
 
 /**
- * A watch on channels already subscribed, without any round trip; undefined when none is. A single
- * channel is its hub's own watch; several (one per Redlock node) are merged: a message on any wakes.
+ * A watch on channels already subscribed, without any round trip; undefined unless every one is
+ * (the waiting loop then subscribes them all: a Redlock waiter listening on some nodes only would
+ * be skipped as gone by the others' hand-offs). A single channel is its hub's own watch; several
+ * (one per Redlock node) are merged: a message on any wakes.
  */
 export function watchIfActive(channels: readonly WakeChannel[]): ChannelWatch | undefined {
   if (channels.length === 1) {
@@ -26,11 +28,13 @@ export function watchIfActive(channels: readonly WakeChannel[]): ChannelWatch | 
   const merged = new MergedWatch();
   for (const wake of channels) {
     const watch = wake.hub.watchIfActive(wake.channel, merged.relay(wake.accept));
-    if (watch) merged.add(watch);
+    if (!watch) {
+      merged.close();
+      return undefined;
+    }
+    merged.add(watch);
   }
-  if (merged.size > 0) return merged;
-  merged.close();
-  return undefined;
+  return merged;
 }
 
 /**
@@ -68,10 +72,6 @@ class MergedWatch implements ChannelWatch {
   };
   private readonly parts: ChannelWatch[] = [];
   private closed = false;
-
-  get size(): number {
-    return this.parts.length;
-  }
 
   get lastMessage(): string | undefined {
     return this.latch.message;

@@ -13,14 +13,26 @@ import { scripts } from './scripts.js';
 const lineKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.line, keys.waiting];
 
 /**
+ * How far a place in a RedlockMutex's line may be from when the server reckons it was taken (its
+ * clock less the place's age): a place further off is moved to this bound, so a caller whose wall
+ * clock is ahead waits at most this much longer in the line (and one behind jumps ahead by at most
+ * this much). Wide enough that an honest clock's place, one request's latency late, is kept as is
+ * (the same number on every server, so they agree on the order).
+ */
+export const PLACE_TOLERANCE_MS = 500;
+
+/**
  * One server's part of a RedlockMutex attempt: the FairMutex's enqueue-or-acquire, in the order of
- * `place` (the acquire call's wall-clock ms when it first joined; the same on every server). A call
+ * `place` (the acquire call's wall-clock ms when it first joined; the same on every server, within
+ * `PLACE_TOLERANCE_MS` of the server's reckoning). A call
  * new to the line takes a free lock ahead of a first waiter younger than `handOffAfterMs`.
  */
 export function redlockAcquire(
   keys: LockKeys,
   params: HandOffAcquireParams & {
     readonly place: number;
+    /** How long ago, by the caller's monotonic clock, it took `place` (at the request's send). */
+    readonly placeAgeMs: number;
     readonly handOffAfterMs: number;
     /** The caller's wall clock, ms: the same on every server, so they agree on who is due. */
     readonly nowMs: number;
@@ -37,6 +49,8 @@ export function redlockAcquire(
       String(params.place),
       String(params.handOffAfterMs),
       String(Math.floor(params.nowMs)),
+      String(Math.max(0, Math.round(params.placeAgeMs))),
+      String(PLACE_TOLERANCE_MS),
     ],
     (reply) => decodeAcquireReply('redlock-acquire', reply),
   );

@@ -19,6 +19,8 @@ export class LinePlace {
    * when it last went to the back of the line.
    */
   place: number;
+  /** When (`clock.now()`) `place` was taken: each server checks the place against its age. */
+  placedAt: number;
   /** Per node: hears and anchors that node's hand-off (new ones after a give-back). */
   waiters: readonly Waiter[];
   /**
@@ -38,6 +40,7 @@ export class LinePlace {
     private readonly quorum: number,
   ) {
     this.place = Math.floor(clock.wallNow?.() ?? Date.now());
+    this.placedAt = clock.now();
     this.waiters = this.newWaiters(nodes);
     this.grants = new Array(nodes).fill(undefined);
   }
@@ -102,6 +105,7 @@ export class LinePlace {
    */
   moveToBack(): void {
     this.place = Math.max(this.place, Math.floor(this.clock.wallNow?.() ?? Date.now()));
+    this.placedAt = this.clock.now();
   }
 
   /**

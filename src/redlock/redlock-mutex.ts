@@ -142,6 +142,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
           maybeQueued: (line.waiters[node] as Waiter).noteAttempt(),
           barging: false,
           place: line.place,
+          placeAgeMs: sentAt - line.placedAt,
           handOffAfterMs: options.handOffAfterMs,
           nowMs: wallNow,
         });

@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Lease, LockLostError, QuorumError, type RedisClient, RedlockMutex } from '../../src/index.js';
 import { lockKeys } from '../../src/protocol/keys.js';
+import { PLACE_TOLERANCE_MS } from '../../src/protocol/redlock.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { keepBusy, noSubscribeUrl } from '../fixtures/busy-lock.js';
@@ -98,6 +99,119 @@ describe('RedlockMutex', () => {
       await Promise.all([...holderClients, ...waiterClients].map((c) => c.close()));
     }
   });
+  // Issue 20 item 7: the waiting loop took a watch on the channels already subscribed as a watch on
+  // all of them, so a waiter whose process already listened on one node never subscribed on the
+  // others: their hand-offs reached nobody, skipped it as gone, and it waited for its timer.
+  test('a waiter listens on every node, also when its process already listens on one of them', async () => {
+    const kind = clientKinds[0] as ClientKind;
+    const holderClients = await Promise.all(
+      [0, 1, 2].map((i) => kind.create((servers[i] as RedisServer).url)),
+    );
+    const waiterClients = await Promise.all(
+      [0, 1, 2].map((i) => kind.create((servers[i] as RedisServer).url)),
+    );
+    try {
+      const lockName = `redlock-partly-listening-${process.pid}`;
+      const keys = lockKeys(PREFIX, lockName);
+      const options = { ttlMs: 20_000, retryDelayMs: Number.POSITIVE_INFINITY, waiterTtlMs: 30_000 };
+      const holder = new RedlockMutex(
+        holderClients.map((c) => c.client),
+        lockName,
+        options,
+      );
+      const lease = await holder.acquire();
+      // Another waiter of this process, on node 0 alone, listens on that node's channel of the client.
+      const first = new RedlockMutex([(waiterClients[0] as TestClient).client], lockName, options);
+      const firstWaiting = first.acquire({ timeoutMs: 15_000 });
+      const lineIs = (node: number, count: number) =>
+        until(
+          async () => Number(await (holderClients[node] as TestClient).command('ZCARD', keys.line)) === count,
+          `${count} in line on node ${node}`,
+        );
+      await lineIs(0, 1);
+      const waiter = new RedlockMutex(
+        waiterClients.map((c) => c.client),
+        lockName,
+        options,
+      );
+      const waiting = waiter.acquire({ timeoutMs: 15_000 });
+      await Promise.all([lineIs(0, 2), lineIs(1, 1), lineIs(2, 1)]);
+      const subscribedOn = async (node: number) => {
+        const channels = (await (holderClients[node] as TestClient).command(
+          'PUBSUB',
+          'CHANNELS',
+          `${keys.grantedChannelPrefix}*`,
+        )) as unknown[];
+        return channels.length === 1;
+      };
+      await until(
+        async () => (await Promise.all([0, 1, 2].map(subscribedOn))).every(Boolean),
+        'the waiter listens on every node',
+      );
+      assert.equal(await lease.release(), true);
+      // Node 0 goes to the first waiter (earlier place); nodes 1 and 2, a quorum, to this one.
+      const next = await within(waiting, 5_000, 'the waiter, handed nodes 1 and 2 by the release');
+      assert.equal(await next.release(), true);
+      await (await within(firstWaiting, 5_000, 'the waiter on node 0')).release();
+    } finally {
+      await Promise.all([...holderClients, ...waiterClients].map((c) => c.close()));
+    }
+  });
+
+  // Issue 20 item 5: the line was ordered by each caller's wall clock as sent, so a clock 60 s ahead
+  // waited behind everyone who joined in the next 60 s, and one 60 s behind went before everyone.
+  test('a caller whose wall clock is off moves in the line by at most PLACE_TOLERANCE_MS', async () => {
+    const kind = clientKinds[0] as ClientKind;
+    const clients = await Promise.all([0, 1, 2].map((i) => kind.create((servers[i] as RedisServer).url)));
+    try {
+      const lockName = `redlock-wrong-clocks-${process.pid}`;
+      const keys = lockKeys(PREFIX, lockName);
+      const nodes = clients.map((c) => c.client);
+      const options = { ttlMs: 20_000, retryDelayMs: Number.POSITIVE_INFINITY, waiterTtlMs: 30_000 };
+      const skewed = (offsetMs: number) => ({
+        now: () => performance.now(),
+        wallNow: () => Date.now() + offsetMs,
+      });
+      const holder = await new RedlockMutex(nodes, lockName, options).acquire();
+      const served: string[] = [];
+      const join = async (label: string, offsetMs: number, count: number) => {
+        const waiting = new RedlockMutex(nodes, lockName, { ...options, clock: skewed(offsetMs) })
+          .acquire({ timeoutMs: 15_000 })
+          .then((lease) => {
+            served.push(label);
+            return lease.release();
+          });
+        await until(async () => {
+          const sizes = await Promise.all(clients.map((c) => c.command('ZCARD', keys.line)));
+          return sizes.every((size) => Number(size) === count);
+        }, `${label} in line on every node`);
+        // Its place on each node, as that node recorded it.
+        const places = await Promise.all(
+          clients.map(async (c) => {
+            const [last] = (await c.command('ZRANGE', keys.line, '-1', '-1')) as string[];
+            return Number(await c.command('ZSCORE', keys.line, last as string));
+          }),
+        );
+        return { waiting, place: Math.max(...places) };
+      };
+      const ahead = await join('60 s ahead', 60_000, 1);
+      assert.ok(
+        ahead.place <= Date.now() + PLACE_TOLERANCE_MS,
+        `placed at most ${PLACE_TOLERANCE_MS} ms ahead (${ahead.place - Date.now()} ms)`,
+      );
+      await until(() => Date.now() > ahead.place, 'the wall clock passed its place');
+      const honest = await join('right', 0, 2);
+      await until(() => Date.now() > honest.place + PLACE_TOLERANCE_MS, 'the tolerance passed since');
+      const behind = await join('60 s behind', -60_000, 3);
+      assert.ok(behind.place > honest.place, 'no earlier than its join less the tolerance');
+      await holder.release();
+      await within(Promise.all([ahead.waiting, honest.waiting, behind.waiting]), 10_000, 'every waiter');
+      assert.deepEqual(served, ['60 s ahead', 'right', '60 s behind'], 'served in the order they joined');
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
   test('waiters are served in the order of their places in the line, the same on every node', async () => {
     const kind = clientKinds[0] as ClientKind;
     const sets = await Promise.all(

@@ -21,7 +21,7 @@ import { fencedWriteCall } from '../../src/protocol/fenced-write.js';
 import { raiseFence } from '../../src/protocol/fencing-counter.js';
 import { lockKeys, reentrantKeys, semaphoreKeys } from '../../src/protocol/keys.js';
 import { rwDowngrade } from '../../src/protocol/read-write-lock.js';
-import { redlockAcquire, redlockRelease } from '../../src/protocol/redlock.js';
+import { PLACE_TOLERANCE_MS, redlockAcquire, redlockRelease } from '../../src/protocol/redlock.js';
 import {
   reentrantAcquire,
   reentrantExtend,
@@ -60,6 +60,7 @@ const calls = {
     maybeQueued: false,
     barging: false,
     place: 1_795_000_000_123,
+    placeAgeMs: 40.6,
     handOffAfterMs: 5,
     nowMs: 1_795_000_000_200.5,
   }),
@@ -130,6 +131,8 @@ describe('typed script calls', () => {
       '1795000000123',
       '5',
       '1795000000200',
+      '41',
+      String(PLACE_TOLERANCE_MS),
     ]);
     assert.deepEqual(calls.redlockRelease.keys, [
       keys.lock,

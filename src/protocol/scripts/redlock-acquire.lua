@@ -20,6 +20,11 @@
 --         caller new to the line (ARGV[5] '0') takes a free lock ahead of it (0: never)
 -- ARGV[9] the caller's wall clock in ms, the same on every server (the first waiter's place is
 --         measured against it, so the servers agree on whether it is due)
+-- ARGV[10] how long ago, in ms of the caller's monotonic clock, it took the place in ARGV[7]
+-- ARGV[11] the tolerance in ms: a place further than this from when this server reckons it was
+--          taken (its clock less ARGV[10]) is moved to that bound, so a caller whose wall clock is
+--          off moves in the line by at most this much (the place of a clock that is right, one
+--          request's latency late, is kept as sent: the same number on every server)
 -- Reply: as fair-acquire.lua's: {1, fencing token, server time ms} when acquired (now, or by an
 --        earlier hand-off, whose TTL is then restarted); {0, wait bound in ms, server time ms}.
 -- Fencing tokens step over whole seconds of server time rather than microseconds (next-fence.lua):
@@ -33,9 +38,11 @@
 -- #include hand-on.lua
 -- #include hand-off-acquire.lua
 fence_time_step_us = 1000000
-ordered_place = ARGV[7]
-ordered_hand_off_after_ms = tonumber(ARGV[8])
-ordered_caller_now_ms = tonumber(ARGV[9])
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local taken_at, tolerance = now - tonumber(ARGV[10]), tonumber(ARGV[11])
+ordered_place = string.format('%d',
+  math.min(math.max(tonumber(ARGV[7]), taken_at - tolerance), taken_at + tolerance))
+ordered_hand_off_after_ms = tonumber(ARGV[8])
+ordered_caller_now_ms = tonumber(ARGV[9])
 return acquire_or_queue(decode_holder(redis.call('get', KEYS[1])), t, now)
