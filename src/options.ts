@@ -47,6 +47,15 @@ export interface LockOptions {
    */
   retryDelayMs: number;
   /**
+   * How long one round trip to Redis may take before the call counts Redis as unavailable, in
+   * milliseconds (never more than `ttlMs`): `tryAcquire()` and `release()` reject with
+   * `RedisUnavailableError` after it, and `acquire()` counts an attempt unanswered for that long
+   * as failed, trying again while it has time. A `release()` that timed out goes on in the
+   * background, retried until the lock would have expired anyway.
+   * @default 2_000
+   */
+  replyTimeoutMs: number;
+  /**
    * Random extra delay, 0..retryJitterMs milliseconds, added to timed waits so waiters spread out.
    * @default 5
    */
@@ -153,7 +162,10 @@ export interface ReentrantLockOptions extends LockOptions {
 /** Per-call overrides for `acquire()` / `tryAcquire()` / `using()`. */
 export interface AcquireOptions
   extends Partial<
-    Pick<LockOptions, 'ttlMs' | 'autoExtend' | 'timeoutMs' | 'retries' | 'retryDelayMs' | 'retryJitterMs'>
+    Pick<
+      LockOptions,
+      'ttlMs' | 'autoExtend' | 'timeoutMs' | 'retries' | 'retryDelayMs' | 'retryJitterMs' | 'replyTimeoutMs'
+    >
   > {
   /** Cancels the wait: the promise rejects with `signal.reason` and nothing is left locked. */
   signal?: AbortSignal;
@@ -166,6 +178,7 @@ export const defaultLockOptions: Readonly<LockOptions> = Object.freeze({
   retries: Number.POSITIVE_INFINITY,
   retryDelayMs: Number.POSITIVE_INFINITY,
   retryJitterMs: 5,
+  replyTimeoutMs: 2_000,
   wakeOnRelease: true,
   driftFactor: 0.01,
   prefix: 'locksmith',
@@ -217,6 +230,7 @@ const acquireOptionNames: (keyof AcquireOptions)[] = [
   'retries',
   'retryDelayMs',
   'retryJitterMs',
+  'replyTimeoutMs',
   'signal',
 ];
 
@@ -229,6 +243,7 @@ const lockChecks: Checks<LockOptions> = {
   retries: (n, v) => checkCount(n, v, { allowInfinity: true }),
   retryDelayMs: (n, v) => checkMs(n, v, { allowZero: true, allowInfinity: true }),
   retryJitterMs: (n, v) => checkMs(n, v, { allowZero: true }),
+  replyTimeoutMs: (n, v) => checkMs(n, v),
   wakeOnRelease: checkBoolean,
   driftFactor: (n, v) => checkFraction(n, v, 0, 0.5),
   prefix: checkPrefix,
@@ -325,9 +340,14 @@ export type EffectiveOptions<T extends LockOptions = LockOptions> = Readonly<T> 
 };
 
 /** Per-call overrides for `tryAcquire()`: a single attempt has nothing to wait for. */
-export type TryAcquireOptions = Pick<AcquireOptions, 'ttlMs' | 'autoExtend' | 'signal'>;
+export type TryAcquireOptions = Pick<AcquireOptions, 'ttlMs' | 'autoExtend' | 'replyTimeoutMs' | 'signal'>;
 
-export const tryAcquireOptionNames: (keyof TryAcquireOptions)[] = ['ttlMs', 'autoExtend', 'signal'];
+export const tryAcquireOptionNames: (keyof TryAcquireOptions)[] = [
+  'ttlMs',
+  'autoExtend',
+  'replyTimeoutMs',
+  'signal',
+];
 
 /** A check per option name (a lock kind's table, as `checkFields` runs it). */
 type CheckTable = Readonly<Record<string, (name: string, value: unknown) => unknown>>;

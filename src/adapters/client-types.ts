@@ -45,6 +45,8 @@ export interface NodeRedisClient {
   on(event: 'error', listener: (error: Error) => void): unknown;
   /** false before `connect()` and after the client was closed. */
   readonly isOpen: boolean;
+  /** false while the socket is down (connecting, reconnecting); true once connected. */
+  readonly isReady?: boolean;
 }
 
 /** A client Locksmith can lock with: ioredis 5/6, iovalkey, or node-redis 4/5/6. */

@@ -17,6 +17,12 @@ export interface RedisDriver {
    */
   closedReason(): string | undefined;
   /**
+   * Why the client has no connection right now although it will try again (it is connecting or
+   * reconnecting): the cause a call reports when its command got no reply. Undefined when it is
+   * connected (or closed: see `closedReason`). Cheap: no round trip.
+   */
+  disconnectedReason(): string | undefined;
+  /**
    * Opens Locksmith's own connection in subscriber mode, with the options waiting needs whatever
    * the user's client has; every message goes to `onMessage`. If opening fails, nothing is left open.
    */

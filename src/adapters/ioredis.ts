@@ -45,6 +45,11 @@ export function ioRedisDriver(client: IoRedisClient): RedisDriver {
         ? 'the ioredis client was closed (quit() or disconnect()) or stopped reconnecting ' +
           '(its retryStrategy gave up). Call client.connect() again or pass a connected client.'
         : undefined,
+    // 'wait' (lazyConnect) connects on the first command; 'end' is closedReason's.
+    disconnectedReason: () =>
+      client.status === 'ready' || client.status === 'wait' || client.status === 'end'
+        ? undefined
+        : `the ioredis client has no connection to Redis (status "${client.status}")`,
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
       const subscriber = client.duplicate({ ...SUBSCRIBER_OPTIONS });
       // ioredis re-subscribes by itself after a reconnect; errors are reported by the commands

@@ -70,6 +70,11 @@ export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
         ? undefined
         : 'the node-redis client is not open: call `await client.connect()` before using it ' +
           '(or it was closed with quit(), close(), disconnect() or destroy()).',
+    // isReady is false while the socket is down and node-redis reconnects (isOpen stays true).
+    disconnectedReason: () =>
+      client.isOpen && client.isReady === false
+        ? 'the node-redis client has no connection to Redis (it is reconnecting)'
+        : undefined,
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
       const subscriber = (client as NodeRedisInternals).duplicate({ ...SUBSCRIBER_OPTIONS });
       // node-redis emits 'error' on every socket error and reconnects (re-subscribing) by itself;

@@ -1,9 +1,24 @@
 import { type Clock, elapsedSince, type Instant, instantOf } from '../clock.js';
-import { LockLostError, type LockLostReason, NotHeldError } from '../errors.js';
+import { settleBefore } from '../deadline.js';
+import {
+  LockError,
+  LockLostError,
+  type LockLostReason,
+  NotHeldError,
+  RedisUnavailableError,
+} from '../errors.js';
 import { emitLockEvent } from '../events.js';
 import { driftMs, validUntil } from '../timing.js';
 import { checkTtlMs } from '../validation.js';
+import { sendGiveBack } from './give-back.js';
 import { Watchdog } from './watchdog.js';
+
+/**
+ * A give-back that failed on an error that may pass is sent again after this delay, doubling up to
+ * the cap: often enough to catch a connection that comes back, few enough for a long outage.
+ */
+const GIVE_BACK_RETRY_FIRST_MS = 50;
+const GIVE_BACK_RETRY_MAX_MS = 1_000;
 
 /**
  * What a lease needs from the primitive that granted it. The lease never knows which lock kind or
@@ -16,6 +31,8 @@ export interface LeaseBackend {
   release(token: string): Promise<boolean>;
   /** Asks Redis whether `token` holds the lock now. */
   isHeldBy(token: string): Promise<boolean>;
+  /** Why the client has no connection right now, when it knows (it is reconnecting). */
+  disconnected(): string | undefined;
 }
 
 export interface LeaseGrant {
@@ -34,6 +51,8 @@ export interface LeaseGrant {
   readonly attempts: number;
   readonly autoExtend: boolean;
   readonly driftFactor: number;
+  /** How long `release()` waits for its reply before it rejects (and goes on in the background). */
+  readonly replyTimeoutMs: number;
 }
 
 type LeaseState = 'held' | 'released' | 'lost';
@@ -71,6 +90,7 @@ export class Lease implements AsyncDisposable {
   private readonly watchdog: Watchdog;
   private extending: Promise<unknown> = Promise.resolve();
   private readonly driftFactor: number;
+  private readonly replyTimeoutMs: number;
 
   /**
    * @internal Leases are made by the locks that grant them. The constructor is private (users see
@@ -92,6 +112,7 @@ export class Lease implements AsyncDisposable {
     this.attempts = grant.attempts;
     this.ttl = grant.ttlMs;
     this.driftFactor = grant.driftFactor;
+    this.replyTimeoutMs = grant.replyTimeoutMs;
     if (grant.sentAtWall !== undefined) {
       const since = { mono: grant.sentAt, wall: grant.sentAtWall };
       this.validity = { since, budgetMs: grant.ttlMs - driftMs(grant.ttlMs, grant.driftFactor) };
@@ -195,11 +216,14 @@ export class Lease implements AsyncDisposable {
    * Releases the lock (compare-and-delete). Resolves `true` when this lease still held it, `false`
    * when it had already expired or been lost: that is reported, never thrown, so a `finally`
    * cannot hide the error that brought you there. Calling it again resolves `false` at once.
-   * Rejects only when Redis cannot be reached (the lock then expires by its TTL).
    *
-   * A lease lost by its own clock may still own its token in Redis (an extension applied after
-   * validity ran out, the drift margin): the compare-and-delete is sent anyway (it can only delete
-   * our own token), best-effort: its failure is reported as a `give-back` event, not thrown.
+   * Bounded: it waits at most `replyTimeoutMs` for Redis, then rejects with
+   * `RedisUnavailableError` (as on a connection error that may pass); the release goes on in the
+   * background, retried when the connection returns, until the lock would have expired anyway. A
+   * lease already lost resolves `false` at once, with no round trip to wait for: it may still own
+   * its token in Redis (an extension applied after validity ran out, the drift margin), so the
+   * compare-and-delete is sent in the background (it can only delete our own token), reported as a
+   * `give-back` event.
    */
   async release(): Promise<boolean> {
     if (this.state === 'released') return false;
@@ -207,10 +231,31 @@ export class Lease implements AsyncDisposable {
     this.state = 'released';
     this.watchdog.stop();
     if (lost) {
-      await this.giveBack();
+      this.giveBack();
       return false;
     }
-    return this.backend.release(this.token);
+    const sending = this.sendRelease();
+    const reply = await settleBefore(
+      sending,
+      this.clock.now() + this.replyTimeoutMs,
+      undefined,
+      this.clock,
+      () => {},
+    );
+    if (reply.kind === 'value') return reply.value;
+    if (reply.kind === 'error') {
+      if (reply.error instanceof LockError) throw reply.error;
+      throw new RedisUnavailableError(this.name, 'the release failed until the lock expired', {
+        cause: reply.error,
+      });
+    }
+    this.report(sending);
+    const why = this.backend.disconnected();
+    throw new RedisUnavailableError(
+      this.name,
+      'the release got no reply in time; it goes on in the background until the lock would have expired',
+      { cause: new Error(`No reply from Redis within ${this.replyTimeoutMs} ms${why ? `: ${why}` : ''}`) },
+    );
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -242,13 +287,13 @@ export class Lease implements AsyncDisposable {
         extended = await this.backend.extend(this.token, ttlMs);
       } catch (error) {
         // Lost meanwhile, and the extension may have applied: do not leave the token behind.
-        if (this.lostError !== undefined) await this.giveBack();
+        if (this.lostError !== undefined) this.giveBack();
         throw error;
       }
       if (this.lostError !== undefined) {
         // Lost while in flight (validity ran out, the host was suspended), yet Redis extended our
         // token: it would stay, owned by nobody, for a whole TTL. Give it back now.
-        if (extended) await this.giveBack();
+        if (extended) this.giveBack();
         return 'lost';
       }
       // Released while in flight: its compare-and-delete was sent after this, and applies after it.
@@ -262,7 +307,7 @@ export class Lease implements AsyncDisposable {
       if (this.validityLeft() <= 0) {
         // The reply came after what it bought had run out (a reply delayed, a suspend).
         this.markLost('expired');
-        await this.giveBack();
+        this.giveBack();
         return 'lost';
       }
       return 'extended';
@@ -272,16 +317,50 @@ export class Lease implements AsyncDisposable {
     return next;
   }
 
-  /** Best-effort compare-and-delete of a token this lease may still own in Redis. Never throws. */
-  private async giveBack(): Promise<void> {
-    let released: boolean | undefined;
-    let error: unknown;
-    try {
-      released = await this.backend.release(this.token);
-    } catch (caught) {
-      error = caught;
-    }
-    emitLockEvent({ type: 'give-back', lockName: this.name, token: this.token, released, error });
+  /**
+   * The compare-and-delete of this lease's token, sent again after a failure that may pass (a reset
+   * connection rejected it) while the token may still be in Redis: until a TTL from now, since the
+   * grant or the last extension, whichever came last, was sent before now and asked for at most that.
+   * Re-sending is safe: a release applied already answers as one (see `release()`).
+   */
+  private sendRelease(): Promise<boolean> {
+    const goneBy = this.clock.now() + this.ttl;
+    return sendGiveBack(() => this.backend.release(this.token), {
+      clock: this.clock,
+      firstDelayMs: GIVE_BACK_RETRY_FIRST_MS,
+      maxDelayMs: GIVE_BACK_RETRY_MAX_MS,
+      worthRetrying: (nextTryAt) => nextTryAt <= goneBy,
+    });
+  }
+
+  /**
+   * Best-effort, in the background: gives back a token this lease may still own in Redis though
+   * the lease is lost (an extension applied late). It can only delete our own token.
+   */
+  private giveBack(): void {
+    this.report(this.sendRelease());
+  }
+
+  /** Reports how a give-back ended, as a `give-back` event. */
+  private report(giveBack: Promise<boolean>): void {
+    giveBack.then(
+      (released) =>
+        emitLockEvent({
+          type: 'give-back',
+          lockName: this.name,
+          token: this.token,
+          released,
+          error: undefined,
+        }),
+      (error: unknown) =>
+        emitLockEvent({
+          type: 'give-back',
+          lockName: this.name,
+          token: this.token,
+          released: undefined,
+          error,
+        }),
+    );
   }
 
   private markLost(reason: LockLostReason, cause?: unknown): void {

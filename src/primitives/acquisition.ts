@@ -1,5 +1,6 @@
 import type { ChannelWatch } from '../adapters/subscriber-hub.js';
 import type { Clock } from '../clock.js';
+import { type Settled, settleBefore } from '../deadline.js';
 import {
   isRetryable,
   LockError,
@@ -9,6 +10,7 @@ import {
   TooManyAttemptsError,
 } from '../errors.js';
 import { emitLockEvent } from '../events.js';
+import { sendGiveBack } from '../lease/give-back.js';
 import { nextWaitMs, timerDelayMs } from '../timing.js';
 import { grantValidityLeftMs } from './grant-lease.js';
 import { type WakeChannel, watch as watchChannels, watchIfActive } from './wake.js';
@@ -45,6 +47,10 @@ export interface AttemptPlan {
   readonly token: string;
   /** The lease TTL: an attempt unanswered for that long can never produce a usable lease. */
   readonly ttlMs: number;
+  /** How long an attempt may go unanswered before Redis counts as unavailable (capped by `ttlMs`). */
+  readonly replyTimeoutMs: number;
+  /** Why the client has no connection now, when it knows (it is reconnecting), else undefined. */
+  disconnected(): string | undefined;
   /** The lease's drift allowance, to tell a grant that still has validity from one that has none. */
   readonly driftFactor: number;
   readonly signal: AbortSignal | undefined;
@@ -114,8 +120,10 @@ const POLL_MAX_MS = 250;
  * subscribing, renewals and hand-off wake-ups are free. Errors: a `LockError` is
  * never retried (it says what to do), except a `QuorumError` (nodes of a Redlock quorum failed). Anything else is transient and retried while time is left;
  * if the caller's time or retries run out while the last attempt failed that way, the rejection is
- * `RedisUnavailableError` (cause: the last error). An attempt unanswered for a TTL is abandoned (it
- * can never yield a usable lease). With no deadline, Redis unreachable for longer than one TTL
+ * `RedisUnavailableError` (cause: the last error). An attempt unanswered for `replyTimeoutMs` (at
+ * most a TTL: a later reply can never yield a usable lease) is abandoned and counts as failed; at
+ * the deadline, a call Redis never answered while the client says it has no connection is
+ * `RedisUnavailableError` too, not a timeout. With no deadline, Redis unreachable for longer than one TTL
  * in a row ends the wait with `RedisUnavailableError`.
  *
  * Giving back: whenever the call gives up and an attempt's outcome is unknown (it failed or is
@@ -132,6 +140,8 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
   let countNext = true;
   let lastError: unknown;
   let lastFailed = false;
+  /** Some attempt of this call got a reply (Redis was reachable). */
+  let answered = false;
   let failingSince: number | undefined;
   let watch: ChannelWatch | undefined = plan.wake ? watchIfActive(plan.wake) : undefined;
   let subscribeFailed = false;
@@ -144,16 +154,17 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
       if (countNext) counted += 1;
       const sentAt = clock.now();
       let outcome: AttemptOutcome;
-      // An attempt is abandoned at the caller's deadline, or after a TTL without a reply if that
-      // comes first: only the latter is a failure of Redis.
-      const callerTimeRunsOutFirst = deadline <= sentAt + plan.ttlMs;
+      // An attempt is abandoned at the caller's deadline, or after `replyTimeoutMs` without a
+      // reply if that comes first: only the latter is a failure of Redis.
+      const callerTimeRunsOutFirst = deadline <= sentAt + replyBoundMs(plan);
       const attempt = plan.attempt();
       const settled =
         attempt instanceof Promise
-          ? await call.settle(attempt, Math.min(deadline, sentAt + plan.ttlMs))
+          ? await call.settle(attempt, Math.min(deadline, sentAt + replyBoundMs(plan)))
           : known(attempt);
       if (settled.kind === 'value') {
         outcome = usable(settled.value, plan) ? settled.value : await givenBack(call);
+        answered = true;
         lastFailed = false;
         failingSince = undefined;
       } else {
@@ -162,13 +173,15 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
           lastError = settled.error;
         } else if (callerTimeRunsOutFirst || clock.now() >= deadline) {
           // The caller's time ran out (a timer may fire a hair before the clock reads the deadline:
-          // that is still a timeout, not "Redis did not answer").
+          // that is still a timeout, not "Redis did not answer"), unless Redis never answered this
+          // call and the client knows it has no connection: then saying the lock was busy misleads.
           signal?.throwIfAborted();
-          throw lastFailed
-            ? unavailable(plan, 'no reply in time', lastError)
-            : timeout(plan, attempts, lastError);
+          if (lastFailed) throw unavailable(plan, 'no reply in time', lastError);
+          if (!answered && plan.disconnected() !== undefined)
+            throw unavailable(plan, 'no reply in time', noReply(plan, clock.now() - sentAt));
+          throw timeout(plan, attempts, lastError);
         } else {
-          lastError ??= new Error(`No reply from Redis within ${plan.ttlMs} ms (the lease TTL)`);
+          lastError = noReply(plan, clock.now() - sentAt);
         }
         emitLockEvent({ type: 'attempt-failed', lockName: plan.name, error: lastError });
         if (!countNext) counted += 1; // an attempt that failed is never free
@@ -272,20 +285,21 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
 }
 
 /**
- * One attempt that never waits for the lock (`tryAcquire()`): bounded by the lease TTL, since a
- * reply later than that can never yield a usable lease. Resolves with the outcome; rejects with the
- * signal's reason, a `LockError` as is, or `RedisUnavailableError` (no reply within the TTL, or a
- * transient error as `cause`). When it rejects and the attempt's outcome is unknown, the token is
+ * One attempt that never waits for the lock (`tryAcquire()`): bounded by `replyTimeoutMs` (and by
+ * the lease TTL, since a reply later than that can never yield a usable lease). Resolves with the
+ * outcome; rejects with the signal's reason, a `LockError` as is, or `RedisUnavailableError` (no
+ * reply in time, with the client's account of its connection as `cause`, or a transient error). When it rejects and the attempt's outcome is unknown, the token is
  * given back, now and again when a late reply arrives.
  */
 export async function attemptOnce(plan: AttemptPlan): Promise<AttemptOutcome> {
   const call = new CallState(plan);
   plan.signal?.throwIfAborted();
   let settled: Settled<AttemptOutcome>;
+  const boundMs = replyBoundMs(plan);
   try {
     const attempt = plan.attempt();
     settled =
-      attempt instanceof Promise ? await call.settle(attempt, plan.clock.now() + plan.ttlMs) : known(attempt);
+      attempt instanceof Promise ? await call.settle(attempt, plan.clock.now() + boundMs) : known(attempt);
   } catch (error) {
     call.finish('gave-up');
     throw error;
@@ -298,7 +312,9 @@ export async function attemptOnce(plan: AttemptPlan): Promise<AttemptOutcome> {
   call.finish('gave-up');
   void call.giveBackWithin(0);
   if (settled.kind === 'abandoned') {
-    throw new RedisUnavailableError(plan.name, `no reply within ${plan.ttlMs} ms (the lease TTL)`);
+    throw new RedisUnavailableError(plan.name, `no reply within ${boundMs} ms`, {
+      cause: noReply(plan, boundMs),
+    });
   }
   if (settled.error instanceof LockError) throw settled.error;
   throw new RedisUnavailableError(plan.name, 'the attempt failed', { cause: settled.error });
@@ -331,6 +347,17 @@ function known(outcome: AttemptOutcome): Settled<AttemptOutcome> {
   return { kind: 'value', value: outcome };
 }
 
+/** How long one attempt waits for its reply: `replyTimeoutMs`, and never more than a TTL. */
+function replyBoundMs(plan: AttemptPlan): number {
+  return Math.min(plan.ttlMs, plan.replyTimeoutMs);
+}
+
+/** The cause reported for an attempt without a reply: the client's own account, when it has one. */
+function noReply(plan: AttemptPlan, waitedMs: number): Error {
+  const why = plan.disconnected();
+  return new Error(`No reply from Redis within ${Math.round(waitedMs)} ms${why ? `: ${why}` : ''}`);
+}
+
 /** The rejection when Redis could not be reached; a quorum that could not be (Redlock) says per node why. */
 function unavailable(
   plan: AttemptPlan,
@@ -350,11 +377,6 @@ function timeout(plan: AcquisitionPlan, attempts: number, cause: unknown): LockT
     cause === undefined ? undefined : { cause },
   );
 }
-
-type Settled<T> =
-  | { readonly kind: 'value'; readonly value: T }
-  | { readonly kind: 'error'; readonly error: unknown }
-  | { readonly kind: 'abandoned' };
 
 /**
  * One acquire call's bookkeeping of its attempts: which are still in flight or failed (their
@@ -425,77 +447,15 @@ class CallState {
    * `LockError`. While the call still runs there is no retry: its next attempt uses the same token,
    * and a give-back arriving after it could delete the lock that attempt took.
    */
-  private async giveBack(): Promise<boolean> {
+  private giveBack(): Promise<boolean> {
     const { plan } = this;
-    let delayMs = GIVE_BACK_RETRY_FIRST_MS;
-    for (;;) {
-      try {
-        return await plan.giveBack();
-      } catch (error) {
-        const expiredBy = this.lastSentAt + plan.ttlMs;
-        if (
-          this.state !== 'gave-up' ||
-          error instanceof LockError ||
-          plan.clock.now() + delayMs > expiredBy
-        ) {
-          throw error;
-        }
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
-        delayMs = Math.min(GIVE_BACK_RETRY_MAX_MS, delayMs * 2);
-      }
-    }
+    return sendGiveBack(() => plan.giveBack(), {
+      clock: plan.clock,
+      firstDelayMs: GIVE_BACK_RETRY_FIRST_MS,
+      maxDelayMs: GIVE_BACK_RETRY_MAX_MS,
+      worthRetrying: (nextTryAt) => this.state === 'gave-up' && nextTryAt <= this.lastSentAt + plan.ttlMs,
+    });
   }
-}
-
-/**
- * Settles with the promise's outcome, or `abandoned` when the deadline passes first; rejects with
- * the signal's reason when it aborts first. When the promise settles after we stopped waiting,
- * `onLate` is told how.
- */
-function settleBefore<T>(
-  promise: Promise<T>,
-  deadline: number,
-  signal: AbortSignal | undefined,
-  clock: Clock,
-  onLate: (late: Settled<T>) => void,
-): Promise<Settled<T>> {
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const finish = () => {
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const onAbort = () => {
-      finish();
-      reject(signal?.reason);
-    };
-    const remaining = deadline - clock.now();
-    const timer = Number.isFinite(remaining)
-      ? setTimeout(() => {
-          finish();
-          resolve({ kind: 'abandoned' });
-        }, timerDelayMs(remaining))
-      : undefined;
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        if (settled) onLate({ kind: 'value', value });
-        else {
-          finish();
-          resolve({ kind: 'value', value });
-        }
-      },
-      (error: unknown) => {
-        if (settled) onLate({ kind: 'error', error });
-        else {
-          finish();
-          resolve({ kind: 'error', error });
-        }
-      },
-    );
-  });
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -35,6 +35,7 @@ export function grantLease(
       attempts: granted.attempts,
       autoExtend: options.autoExtend,
       driftFactor: options.driftFactor,
+      replyTimeoutMs: options.replyTimeoutMs,
     },
     backend,
     options.clock,

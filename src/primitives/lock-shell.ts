@@ -76,6 +76,7 @@ export abstract class LockShell<
     extend: (token, ttlMs) => this.sendExtend(token, ttlMs),
     release: (token) => this.sendRelease(token),
     isHeldBy: (token) => this.holds(token),
+    disconnected: () => this.disconnected(),
   };
 
   constructor(
@@ -93,6 +94,14 @@ export abstract class LockShell<
   protected abstract sendExtend(token: string, ttlMs: number): Promise<boolean>;
   /** @internal */
   protected abstract readState(): Promise<State>;
+
+  /**
+   * @internal Why this lock's client has no connection right now, when it knows (it is
+   * reconnecting): the cause a call without a reply reports. Undefined by default.
+   */
+  protected disconnected(): string | undefined {
+    return undefined;
+  }
 
   /** @internal Whether `token` holds the lock in Redis now. */
   protected async holds(token: string): Promise<boolean> {
@@ -167,6 +176,8 @@ export abstract class LockShell<
       name: this.name,
       token,
       ttlMs: options.ttlMs,
+      replyTimeoutMs: options.replyTimeoutMs,
+      disconnected: () => this.disconnected(),
       driftFactor: options.driftFactor,
       signal: options.signal,
       clock: options.clock,

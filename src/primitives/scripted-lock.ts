@@ -48,6 +48,11 @@ export abstract class ScriptedLock<
     return runScript(this.context, call);
   }
 
+  /** @internal */
+  protected override disconnected(): string | undefined {
+    return this.context.driver.disconnectedReason();
+  }
+
   /** @internal The subscriber hub of this lock's client. */
   protected hub(): SubscriberHub {
     return hubFor(this.context);

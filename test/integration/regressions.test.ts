@@ -194,6 +194,7 @@ describe('regressions (no Redis involved)', () => {
         return true;
       },
       isHeldBy: async () => true,
+      disconnected: () => undefined,
     };
     const now = performance.now();
     const lease = Lease.fromGrant(
@@ -206,6 +207,7 @@ describe('regressions (no Redis involved)', () => {
         attempts: 1,
         autoExtend: true,
         driftFactor: 0.01,
+        replyTimeoutMs: 2_000,
       },
       backend,
       { now: () => now },

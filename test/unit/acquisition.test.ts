@@ -75,6 +75,8 @@ function plan(overrides: Partial<AcquisitionPlan> & Pick<AcquisitionPlan, 'attem
     name: 'unit',
     token: 'tok',
     ttlMs: 1_000,
+    replyTimeoutMs: 2_000,
+    disconnected: () => undefined,
     driftFactor: 0.01,
     wake: undefined,
     timeoutMs: 10_000,

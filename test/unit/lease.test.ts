@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import type { Clock } from '../../src/clock.js';
-import { LockLostError, NotHeldError } from '../../src/errors.js';
+import { LockLostError, NotHeldError, RedisUnavailableError } from '../../src/errors.js';
 import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
 import { Lease, type LeaseBackend } from '../../src/lease/lease.js';
 
@@ -37,6 +37,7 @@ function setup(options: { autoExtend: boolean; ttlMs?: number }) {
       return releaseResult();
     },
     isHeldBy: async () => true,
+    disconnected: () => undefined,
   };
   const lease = Lease.fromGrant(
     {
@@ -48,6 +49,7 @@ function setup(options: { autoExtend: boolean; ttlMs?: number }) {
       attempts: 1,
       autoExtend: options.autoExtend,
       driftFactor: 0.01,
+      replyTimeoutMs: 2_000,
     },
     backend,
     clock,
@@ -413,6 +415,10 @@ describe('lease: events', () => {
     });
     await second.advance(3_000);
     await second.lease.release();
+    // A give-back that failed on an error that may pass is sent again until the token would be
+    // gone by itself (a TTL, 3 s here), and reported once, when it ends.
+    for (let i = 0; i < 8; i += 1) await second.advance(500);
+    assert.ok(second.calls.filter((c) => c === 'release').length > 2, 'the give-back was re-sent');
     assert.deepEqual(
       events.filter((e) => e.type === 'give-back'),
       [
@@ -420,6 +426,52 @@ describe('lease: events', () => {
         { type: 'give-back', lockName: 'job', token: 't', released: undefined, error: reset },
       ],
     );
+  });
+
+  // Issue 20 items 9 and 12: release() is bounded by replyTimeoutMs, the same on every client.
+  test('release(): a rejected release is sent again, so a reset connection gives the same outcome as a re-sending client', async () => {
+    const { lease, advance, setRelease, calls } = setup({ autoExtend: false });
+    let sent = 0;
+    setRelease(async () => {
+      sent += 1;
+      if (sent === 1) throw new Error('read ECONNRESET');
+      return true;
+    });
+    const releasing = lease.release();
+    await advance(0);
+    await advance(50);
+    assert.equal(await releasing, true);
+    assert.deepEqual(calls, ['release', 'release']);
+  });
+
+  test('release(): no reply within replyTimeoutMs rejects with RedisUnavailableError; the release goes on', async () => {
+    const { lease, advance, setRelease } = setup({ autoExtend: false });
+    let answer: (released: boolean) => void = () => {};
+    setRelease(() => new Promise((resolve) => (answer = resolve)));
+    const releasing = lease.release().then(
+      () => assert.fail('resolved without a reply'),
+      (error: unknown) => error,
+    );
+    await advance(2_000);
+    const error = await releasing;
+    assert.ok(error instanceof RedisUnavailableError, String(error));
+    assert.match(String((error.cause as Error).message), /No reply from Redis within 2000 ms/);
+    answer(true);
+    await advance(0);
+    assert.deepEqual(
+      events.filter((e) => e.type === 'give-back'),
+      [{ type: 'give-back', lockName: 'job', token: 't', released: true, error: undefined }],
+    );
+    assert.equal(await lease.release(), false, 'released once');
+  });
+
+  test('release() of a lost lease resolves false at once: no round trip to wait for', async () => {
+    const { lease, advance, setRelease, calls } = setup({ autoExtend: false });
+    setRelease(() => new Promise(() => {}));
+    await advance(3_000);
+    assert.equal(lease.isHeld, false);
+    assert.equal(await lease.release(), false);
+    assert.deepEqual(calls, ['release'], 'its own token is still given back, in the background');
   });
 
   test('lock-lost with reason not-owner', async () => {

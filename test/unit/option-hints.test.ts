@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { defaultLockOptions, resolveAcquireOptions, resolveLockOptions } from '../../src/options.js';
 
 const lockKnown =
-  'known: ttlMs, autoExtend, timeoutMs, retries, retryDelayMs, retryJitterMs, wakeOnRelease, driftFactor, prefix, clock';
+  'known: ttlMs, autoExtend, timeoutMs, retries, retryDelayMs, retryJitterMs, replyTimeoutMs, wakeOnRelease, driftFactor, prefix, clock';
 
 /** [foreign option, the hint the message must carry]. */
 const lockOptionHints: [string, string][] = [
@@ -67,7 +67,7 @@ describe('unknown options name their Locksmith equivalent', () => {
     assert.throws(() => resolveAcquireOptions({ retryCount: 3 }, defaultLockOptions), {
       name: 'TypeError',
       message:
-        "Unknown option `retryCount` in `options`; did you mean `retries`? (node-redlock's `retryCount: -1` is `retries: Infinity`) (known: ttlMs, autoExtend, timeoutMs, retries, retryDelayMs, retryJitterMs, signal)",
+        "Unknown option `retryCount` in `options`; did you mean `retries`? (node-redlock's `retryCount: -1` is `retries: Infinity`) (known: ttlMs, autoExtend, timeoutMs, retries, retryDelayMs, retryJitterMs, replyTimeoutMs, signal)",
     });
   });
 
