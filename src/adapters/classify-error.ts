@@ -10,6 +10,13 @@ import type { RedisDriver } from './driver.js';
 const PERMANENT_SERVER_ERROR =
   /^(ERR|WRONGTYPE|NOPERM|WRONGPASS|NOAUTH|NOSCRIPT|EXECABORT|NOPROTO|CROSSSLOT|MOVED|ASK)\b/;
 
+/**
+ * Error replies no EVAL or EVALSHA can get: another command's, paired with ours by a client whose
+ * connection is out of step (node-redis 5 after a reconnect to Redis before 7.2 handed the error of
+ * its own `CLIENT SETINFO` handshake to a script call in flight). Never a refusal of our command.
+ */
+const ANOTHER_COMMANDS_REPLY = /^(ERR unknown subcommand|NOPROTO)\b/i;
+
 /** `ERR` errors that are about the moment, not the command. */
 const TRANSIENT_ERR = /^ERR max number of clients reached/;
 
@@ -26,6 +33,16 @@ export function classifyRedisError(driver: RedisDriver, error: unknown): unknown
   // not a connectivity problem.
   const closed = driver.closedReason();
   if (closed !== undefined) return new ClientClosedError(closed, { cause: error });
+  if (error instanceof Error && ANOTHER_COMMANDS_REPLY.test(error.message)) {
+    // Reported as a failure that may pass (the call is retried, or ends in RedisUnavailableError),
+    // never as the server's verdict on our command.
+    return new Error(
+      `The client answered a Locksmith command with another command's reply: ${error.message}`,
+      {
+        cause: error,
+      },
+    );
+  }
   if (
     error instanceof Error &&
     PERMANENT_SERVER_ERROR.test(error.message) &&

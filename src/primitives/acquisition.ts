@@ -122,8 +122,7 @@ const POLL_MAX_MS = 250;
  * if the caller's time or retries run out while the last attempt failed that way, the rejection is
  * `RedisUnavailableError` (cause: the last error). An attempt unanswered for `replyTimeoutMs` (at
  * most a TTL: a later reply can never yield a usable lease) is abandoned and counts as failed; at
- * the deadline, a call Redis never answered while the client says it has no connection is
- * `RedisUnavailableError` too, not a timeout. With no deadline, Redis unreachable for longer than one TTL
+ * the deadline, a call Redis never answered is `RedisUnavailableError` too, not a timeout. With no deadline, Redis unreachable for longer than one TTL
  * in a row ends the wait with `RedisUnavailableError`.
  *
  * Giving back: whenever the call gives up and an attempt's outcome is unknown (it failed or is
@@ -174,11 +173,10 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
         } else if (callerTimeRunsOutFirst || clock.now() >= deadline) {
           // The caller's time ran out (a timer may fire a hair before the clock reads the deadline:
           // that is still a timeout, not "Redis did not answer"), unless Redis never answered this
-          // call and the client knows it has no connection: then saying the lock was busy misleads.
+          // call: then nobody saw the lock busy, and a timeout would say it was.
           signal?.throwIfAborted();
           if (lastFailed) throw unavailable(plan, 'no reply in time', lastError);
-          if (!answered && plan.disconnected() !== undefined)
-            throw unavailable(plan, 'no reply in time', noReply(plan, clock.now() - sentAt));
+          if (!answered) throw unavailable(plan, 'no reply in time', noReply(plan, clock.now() - sentAt));
           throw timeout(plan, attempts, lastError);
         } else {
           lastError = noReply(plan, clock.now() - sentAt);
