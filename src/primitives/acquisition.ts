@@ -122,7 +122,8 @@ const POLL_MAX_MS = 250;
  * if the caller's time or retries run out while the last attempt failed that way, the rejection is
  * `RedisUnavailableError` (cause: the last error). An attempt unanswered for `replyTimeoutMs` (at
  * most a TTL: a later reply can never yield a usable lease) is abandoned and counts as failed; at
- * the deadline, a call Redis never answered is `RedisUnavailableError` too, not a timeout. With no deadline, Redis unreachable for longer than one TTL
+ * the deadline, a call Redis never answered while its client says it has no connection is
+ * `RedisUnavailableError` too, not a timeout. With no deadline, Redis unreachable for longer than one TTL
  * in a row ends the wait with `RedisUnavailableError`.
  *
  * Giving back: whenever the call gives up and an attempt's outcome is unknown (it failed or is
@@ -155,7 +156,7 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
       let outcome: AttemptOutcome;
       // An attempt is abandoned at the caller's deadline, or after `replyTimeoutMs` without a
       // reply if that comes first: only the latter is a failure of Redis.
-      const callerTimeRunsOutFirst = deadline <= sentAt + replyBoundMs(plan);
+      const callerTimeRunsOutFirst = deadline < sentAt + replyBoundMs(plan);
       const attempt = plan.attempt();
       const settled =
         attempt instanceof Promise
@@ -173,10 +174,12 @@ export async function acquireWithWaiting(plan: AcquisitionPlan): Promise<Acquire
         } else if (callerTimeRunsOutFirst || clock.now() >= deadline) {
           // The caller's time ran out (a timer may fire a hair before the clock reads the deadline:
           // that is still a timeout, not "Redis did not answer"), unless Redis never answered this
-          // call: then nobody saw the lock busy, and a timeout would say it was.
+          // call and the client knows it has no connection: then a timeout would say the lock was
+          // busy. (A deadline shorter than a reply under load stays a timeout.)
           signal?.throwIfAborted();
           if (lastFailed) throw unavailable(plan, 'no reply in time', lastError);
-          if (!answered) throw unavailable(plan, 'no reply in time', noReply(plan, clock.now() - sentAt));
+          if (!answered && plan.disconnected() !== undefined)
+            throw unavailable(plan, 'no reply in time', noReply(plan, clock.now() - sentAt));
           throw timeout(plan, attempts, lastError);
         } else {
           lastError = noReply(plan, clock.now() - sentAt);

@@ -279,6 +279,22 @@ describe('acquireWithWaiting', () => {
     assert.equal(q.gaveBack, after);
   });
 
+  // Issue #20 item 11: nobody saw the lock busy, and the client knows why: not a timeout.
+  test('a call never answered while the client has no connection is RedisUnavailableError, with why', async () => {
+    const failure = await acquireWithWaiting(
+      plan({
+        timeoutMs: 50,
+        disconnected: () => 'the test client is reconnecting',
+        attempt: () => new Promise<AttemptOutcome>(() => {}),
+      }),
+    ).catch((error: unknown) => error);
+    assert.ok(failure instanceof RedisUnavailableError, String(failure));
+    assert.match(
+      String((failure.cause as Error).message),
+      /No reply from Redis within \d+ ms: the test client is reconnecting/,
+    );
+  });
+
   test('a timeout against a held lock is still LockTimeoutError, and retries TooManyAttemptsError', async () => {
     await assert.rejects(
       acquireWithWaiting(plan({ timeoutMs: 50, attempt: async () => held })),
