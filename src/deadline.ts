@@ -57,3 +57,11 @@ export function settleBefore<T>(
     );
   });
 }
+
+/**
+ * The cause a call reports when Redis did not answer within `waitedMs`: with the client's own
+ * account of its connection (`why`, e.g. "reconnecting") when it has one.
+ */
+export function noReplyError(waitedMs: number, why: string | undefined): Error {
+  return new Error(`No reply from Redis within ${Math.round(waitedMs)} ms${why ? `: ${why}` : ''}`);
+}

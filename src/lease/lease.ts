@@ -1,5 +1,5 @@
 import { type Clock, elapsedSince, type Instant, instantOf } from '../clock.js';
-import { settleBefore } from '../deadline.js';
+import { noReplyError, settleBefore } from '../deadline.js';
 import {
   LockError,
   LockLostError,
@@ -250,11 +250,10 @@ export class Lease implements AsyncDisposable {
       });
     }
     this.report(sending);
-    const why = this.backend.disconnected();
     throw new RedisUnavailableError(
       this.name,
       'the release got no reply in time; it goes on in the background until the lock would have expired',
-      { cause: new Error(`No reply from Redis within ${this.replyTimeoutMs} ms${why ? `: ${why}` : ''}`) },
+      { cause: noReplyError(this.replyTimeoutMs, this.backend.disconnected()) },
     );
   }
 

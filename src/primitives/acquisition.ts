@@ -1,6 +1,6 @@
 import type { ChannelWatch } from '../adapters/subscriber-hub.js';
 import type { Clock } from '../clock.js';
-import { type Settled, settleBefore } from '../deadline.js';
+import { noReplyError, type Settled, settleBefore } from '../deadline.js';
 import {
   isRetryable,
   LockError,
@@ -355,8 +355,7 @@ function replyBoundMs(plan: AttemptPlan): number {
 
 /** The cause reported for an attempt without a reply: the client's own account, when it has one. */
 function noReply(plan: AttemptPlan, waitedMs: number): Error {
-  const why = plan.disconnected();
-  return new Error(`No reply from Redis within ${Math.round(waitedMs)} ms${why ? `: ${why}` : ''}`);
+  return noReplyError(waitedMs, plan.disconnected());
 }
 
 /** The rejection when Redis could not be reached; a quorum that could not be (Redlock) says per node why. */
