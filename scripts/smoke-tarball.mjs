@@ -54,6 +54,7 @@ try {
   console.log(`smoke: ${tarball}`);
   console.log(`smoke: scratch project ${scratch}`);
   install(scratch, tarball);
+  typeCheckConsumers(scratch);
   server = await startRedis(scratch);
   const port = server.port;
   // A database of its own per example, so a failed one cannot leave a lock that stalls another.
@@ -122,6 +123,39 @@ function install(dir, tarball) {
     return `${c.alias}=${version}`;
   });
   console.log(`smoke: installed in ${Date.now() - started} ms: ${versions.join(' ')}`);
+}
+
+/**
+ * Compiles a strict consumer of the installed declarations (`skipLibCheck: false`, no @types/node)
+ * under `node16` resolution, as ESM (index.d.ts) and CommonJS (index.d.cts), and under `bundler`:
+ * a declaration only a lenient consumer accepts (TS2515 once, on an abstract member left public)
+ * fails here. Throws with the compiler's output.
+ */
+function typeCheckConsumers(dir) {
+  const source = readFileSync(join(root, 'scripts/smoke-types/consumer.ts'), 'utf8');
+  const compilerOptions = {
+    strict: true,
+    skipLibCheck: false,
+    noEmit: true,
+    target: 'es2022',
+    lib: ['es2022', 'dom', 'esnext.disposable'],
+    types: [],
+  };
+  const projects = {
+    node16: { module: 'node16', moduleResolution: 'node16', files: ['consumer.mts', 'consumer.cts'] },
+    bundler: { module: 'esnext', moduleResolution: 'bundler', files: ['consumer.ts'] },
+  };
+  for (const file of ['consumer.mts', 'consumer.cts', 'consumer.ts']) writeFileSync(join(dir, file), source);
+  const tsc = join(root, 'node_modules/typescript/bin/tsc');
+  for (const [name, { files, ...resolution }] of Object.entries(projects)) {
+    const config = join(dir, `tsconfig.${name}.json`);
+    writeFileSync(
+      config,
+      JSON.stringify({ compilerOptions: { ...compilerOptions, ...resolution }, files }, null, 2),
+    );
+    execFileSync(process.execPath, [tsc, '-p', config], { cwd: dir, stdio: 'inherit' });
+    console.log(`smoke: a strict consumer type-checks (${name} resolution, skipLibCheck: false)`);
+  }
 }
 
 async function runExample(dir, client, format, url) {

@@ -50,7 +50,11 @@ export abstract class HandOffLock<
     super(client, name, options, resolveOptions);
   }
 
-  /** How long a waiter's queue place lives without being renewed. */
+  /**
+   * @internal How long a waiter's queue place lives without being renewed. Internal like its
+   * implementations: left in the declarations alone, it made every kind fail a strict consumer's
+   * type-check (TS2515, "does not implement inherited abstract member").
+   */
   protected abstract waiterTtlMs(options: Readonly<Options>): number;
 
   /** @internal The enqueue-or-acquire script call of one attempt (a reentrant kind re-enters in it too). */
