@@ -40,7 +40,7 @@ export class LockTimeoutError extends LockError {
   ) {
     super(
       'LOCK_TIMEOUT',
-      `Timed out after ${timeoutMs} ms waiting for lock "${lockName}" (${attempts} attempts)`,
+      `Timed out after ${timeoutMs} ms waiting for lock "${lockName}" (${attempts} ${attempts === 1 ? 'attempt' : 'attempts'})`,
       options,
     );
   }

@@ -5,13 +5,19 @@
 import { hintForUnknownOption } from './option-hints.js';
 import { MIN_VALIDITY_MS, minTtlMs } from './timing.js';
 
+/** How much of a long string a message quotes: enough to recognise it, not a screenful. */
+const QUOTED_CHARS = 60;
+
 export function describeValue(value: unknown): string {
-  if (typeof value === 'string') return `\`${JSON.stringify(value)}\` (string)`;
+  if (typeof value === 'string') {
+    if (value.length <= QUOTED_CHARS) return `\`${JSON.stringify(value)}\` (string)`;
+    return `\`${JSON.stringify(value.slice(0, QUOTED_CHARS))}…\` (a string of ${value.length} characters)`;
+  }
   if (typeof value === 'bigint') return `\`${value}n\` (bigint)`;
   if (typeof value === 'symbol') return `\`${String(value)}\` (symbol)`;
   if (typeof value === 'function') return 'a function';
   if (value === null) return '`null`';
-  if (Array.isArray(value)) return 'an array';
+  if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : `an array of ${value.length}`;
   if (typeof value === 'object') return 'an object';
   return `\`${String(value)}\` (${typeof value})`;
 }

@@ -8,6 +8,7 @@ import {
   RedisUnavailableError,
 } from '../errors.js';
 import { emitLockEvent } from '../events.js';
+import { inspectCustom } from '../inspect.js';
 import { driftMs, validUntil } from '../timing.js';
 import { checkTtlMs } from '../validation.js';
 import { sendGiveBack } from './give-back.js';
@@ -255,6 +256,12 @@ export class Lease implements AsyncDisposable {
       'the release got no reply in time; it goes on in the background until the lock would have expired',
       { cause: noReplyError(this.replyTimeoutMs, this.backend.disconnected()) },
     );
+  }
+
+  /** @internal A short form for `console.log`: what a reader wants, none of the internals. */
+  [inspectCustom](): string {
+    const state = this.state === 'held' ? `remainingMs: ${Math.round(this.remainingMs)}` : this.state;
+    return `Lease { name: ${JSON.stringify(this.name)}, token: '${this.token.slice(0, 8)}…', fencingToken: ${this.fencingToken}, ${state} }`;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

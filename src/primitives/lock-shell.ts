@@ -1,4 +1,5 @@
 import { LockLostError } from '../errors.js';
+import { inspectCustom } from '../inspect.js';
 import type { Lease, LeaseBackend } from '../lease/lease.js';
 import {
   type AcquireOptions,
@@ -85,6 +86,11 @@ export abstract class LockShell<
     /** The effective options (defaults merged with yours); frozen. */
     readonly options: Readonly<Options>,
   ) {}
+
+  /** @internal A short form for `console.log`: the kind and the name, not the client. */
+  [inspectCustom](): string {
+    return `${this.constructor.name} { name: ${JSON.stringify(this.name)} }`;
+  }
 
   /** @internal */
   protected abstract planAttempts(call: AttemptCall<Options>): AttemptHooks;

@@ -1,5 +1,6 @@
 import type { RedisClient } from '../adapters/client-types.js';
 import { WouldDeadlockError } from '../errors.js';
+import { inspectCustom } from '../inspect.js';
 import type { Lease } from '../lease/lease.js';
 import { holdInContext, LockOwner, runAsOwner } from '../lock-owner.js';
 import {
@@ -61,6 +62,11 @@ export class ReadWriteLock {
   /** The lock's name, as given. */
   get name(): string {
     return this.reader.name;
+  }
+
+  /** @internal A short form for `console.log`: the name, not its two sides' internals. */
+  [inspectCustom](): string {
+    return `ReadWriteLock { name: ${JSON.stringify(this.name)} }`;
   }
 
   /** The shared side: held by any number of readers at once, never while a writer holds it. */

@@ -295,6 +295,11 @@ describe('acquireWithWaiting', () => {
     );
   });
 
+  test('a timeout counts its attempts in words a reader expects: 1 attempt, 2 attempts', () => {
+    assert.match(new LockTimeoutError('x', 100, 1).message, /\(1 attempt\)$/);
+    assert.match(new LockTimeoutError('x', 100, 2).message, /\(2 attempts\)$/);
+  });
+
   test('a timeout against a held lock is still LockTimeoutError, and retries TooManyAttemptsError', async () => {
     await assert.rejects(
       acquireWithWaiting(plan({ timeoutMs: 50, attempt: async () => held })),

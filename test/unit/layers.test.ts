@@ -14,6 +14,7 @@ const src = join(import.meta.dirname, '../../src');
 const FOUNDATION = [
   'clock',
   'deadline',
+  'inspect',
   'timing',
   'token',
   'lock-owner',

@@ -89,7 +89,11 @@ describe('validation messages name the argument and the bad value', () => {
   test('describeValue', () => {
     assert.equal(describeValue(null), '`null`');
     assert.equal(describeValue(1n), '`1n` (bigint)');
-    assert.equal(describeValue([]), 'an array');
+    assert.equal(describeValue([]), 'an empty array');
+    assert.equal(describeValue([1, 2]), 'an array of 2');
+    // A long string is quoted in part, with its length (a 1,025-character name was echoed whole).
+    const long = 'n'.repeat(1_025);
+    assert.equal(describeValue(long), `\`"${'n'.repeat(60)}"…\` (a string of 1025 characters)`);
     assert.equal(
       describeValue(() => 1),
       'a function',
