@@ -461,7 +461,14 @@ for (const kind of clientKinds) {
       const pollerClient = await kind.create(await noSubscribeUrl(own));
       const recorded = collectEvents();
       try {
-        for (const Lock of [Mutex, FairMutex, ReentrantMutex]) {
+        // A Semaphore of one permit too: since issue #20 item 3 its waiters that cannot subscribe
+        // are queued the same way (no channel, short places, 50 ms renewals).
+        const OnePermit = class OnePermitSemaphore extends Semaphore {
+          constructor(client: RedisClient, name: string, options?: object) {
+            super(client, name, { ...options, limit: 1 });
+          }
+        };
+        for (const Lock of [Mutex, FairMutex, ReentrantMutex, OnePermit]) {
           const name = freshName(`poller-under-contention-${Lock.name}`);
           // The lock is busy, handed from one subscribed waiter to the next.
           const busy = await keepBusy(busyClients.map((c) => new Lock(c.client, name, { ttlMs: 10_000 })));
