@@ -220,12 +220,14 @@ describe('RedlockMutex', () => {
     try {
       const lockName = `redlock-line-${process.pid}`;
       const keys = lockKeys(PREFIX, lockName);
+      // A node may take a loaded machine's time to answer (50 ms by default): under load a waiter
+      // counted slow nodes as silent, held a minority, and timed out after 210 attempts.
       const locks = sets.map(
         (set) =>
           new RedlockMutex(
             set.map((c) => c.client),
             lockName,
-            { ttlMs: 10_000 },
+            { ttlMs: 10_000, nodeTimeoutMs: 1_000 },
           ),
       );
       const holder = await (locks[0] as RedlockMutex).acquire();
