@@ -168,6 +168,18 @@ export function isRetryable(error: unknown): boolean {
   return !(error instanceof LockError) || error instanceof QuorumError;
 }
 
+/**
+ * The rejection of a call that could not reach Redis, with `cause` the last error: a quorum that
+ * could not be reached (Redlock) is its own answer, saying per node why.
+ */
+export function unavailableError(
+  lockName: string,
+  detail: string,
+  cause: unknown,
+): RedisUnavailableError | QuorumError {
+  return cause instanceof QuorumError ? cause : new RedisUnavailableError(lockName, detail, { cause });
+}
+
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

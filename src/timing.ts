@@ -38,6 +38,14 @@ export function validUntil(sentAt: number, ttlMs: number, driftFactor: number): 
 }
 
 /**
+ * Milliseconds of validity a grant has left (≤ 0: none) once `elapsedMs` have passed since it was
+ * sent: the TTL less the drift margin less that, as its lease will count it.
+ */
+export function validityLeftMs(ttlMs: number, driftFactor: number, elapsedMs: number): number {
+  return ttlMs - driftMs(ttlMs, driftFactor) - elapsedMs;
+}
+
+/**
  * How long to wait before the next attempt: the holder's remaining TTL bounds it (the lock is free
  * by then at the latest), an optional fixed retry delay bounds it, and so does the time left.
  * Jitter spreads waiters that woke together.

@@ -1,3 +1,4 @@
+import { Backoff } from '../backoff.js';
 import { type Clock, elapsedSince, type Instant, instantOf } from '../clock.js';
 import { noReplyError, settleBefore } from '../deadline.js';
 import {
@@ -9,52 +10,15 @@ import {
 } from '../errors.js';
 import { emitLockEvent } from '../events.js';
 import { inspectCustom } from '../inspect.js';
+import type { Grant, LockBackend, Plan } from '../plan.js';
 import { driftMs, validUntil } from '../timing.js';
 import { checkTtlMs } from '../validation.js';
-import { sendGiveBack } from './give-back.js';
+import { reportGiveBack, sendGiveBack } from './give-back.js';
 import { Watchdog } from './watchdog.js';
 
-/**
- * A give-back that failed on an error that may pass is sent again after this delay, doubling up to
- * the cap: often enough to catch a connection that comes back, few enough for a long outage.
- */
+/** A give-back that failed on an error that may pass is sent again on this schedule. */
 const GIVE_BACK_RETRY_FIRST_MS = 50;
 const GIVE_BACK_RETRY_MAX_MS = 1_000;
-
-/**
- * What a lease needs from the primitive that granted it. The lease never knows which lock kind or
- * which Redis client it talks to.
- */
-export interface LeaseBackend {
-  /** Compare-and-pexpire: true when still held by `token` and now extended to `ttlMs`. */
-  extend(token: string, ttlMs: number): Promise<boolean>;
-  /** Compare-and-delete: true when `token` held the lock and it is now released. */
-  release(token: string): Promise<boolean>;
-  /** Asks Redis whether `token` holds the lock now. */
-  isHeldBy(token: string): Promise<boolean>;
-  /** Why the client has no connection right now, when it knows (it is reconnecting). */
-  disconnected(): string | undefined;
-}
-
-export interface LeaseGrant {
-  readonly name: string;
-  readonly token: string;
-  readonly fencingToken: number;
-  readonly ttlMs: number;
-  /** Monotonic time at which the successful request was sent. */
-  readonly sentAt: number;
-  /**
-   * Wall-clock time (`clock.wallNow()`) read with `sentAt`, when the primitive has it: then a host
-   * suspend while the request was in flight counts too. Without it, validity is counted on both
-   * clocks from when the lease is built, and by the monotonic clock alone before that.
-   */
-  readonly sentAtWall?: number | undefined;
-  readonly attempts: number;
-  readonly autoExtend: boolean;
-  readonly driftFactor: number;
-  /** How long `release()` waits for its reply before it rejects (and goes on in the background). */
-  readonly replyTimeoutMs: number;
-}
 
 type LeaseState = 'held' | 'released' | 'lost';
 
@@ -92,41 +56,40 @@ export class Lease implements AsyncDisposable {
   private extending: Promise<unknown> = Promise.resolve();
   private readonly driftFactor: number;
   private readonly replyTimeoutMs: number;
+  private readonly backend: LockBackend;
+  private readonly clock: Clock;
 
   /**
-   * @internal Leases are made by the locks that grant them. The constructor is private (users see
-   * `private constructor()` in the declarations, so `new Lease()` does not compile) and this factory
-   * is left out of the published declarations with the grant and backend types it names.
+   * @internal Leases are made by the locks that grant them: the lease of `plan`'s call, which won
+   * `grant` in `attempts` attempts. The constructor is private (users see `private constructor()`
+   * in the declarations, so `new Lease()` does not compile) and this factory is left out of the
+   * published declarations with the types it names.
    */
-  static fromGrant(grant: LeaseGrant, backend: LeaseBackend, clock: Clock): Lease {
-    return new Lease(grant, backend, clock);
+  static grant(plan: Plan, grant: Grant, attempts: number, backend: LockBackend): Lease {
+    return new Lease(plan, grant, attempts, backend);
   }
 
-  private constructor(
-    grant: LeaseGrant,
-    private readonly backend: LeaseBackend,
-    private readonly clock: Clock,
-  ) {
-    this.name = grant.name;
-    this.token = grant.token;
+  private constructor(plan: Plan, grant: Grant, attempts: number, backend: LockBackend) {
+    const { ttlMs, driftFactor, clock } = plan.options;
+    this.name = plan.name;
+    this.token = plan.token;
     this.fencingToken = grant.fencingToken;
-    this.attempts = grant.attempts;
-    this.ttl = grant.ttlMs;
-    this.driftFactor = grant.driftFactor;
-    this.replyTimeoutMs = grant.replyTimeoutMs;
+    this.attempts = attempts;
+    this.backend = backend;
+    this.clock = clock;
+    this.ttl = ttlMs;
+    this.driftFactor = driftFactor;
+    this.replyTimeoutMs = plan.options.replyTimeoutMs;
     if (grant.sentAtWall !== undefined) {
       const since = { mono: grant.sentAt, wall: grant.sentAtWall };
-      this.validity = { since, budgetMs: grant.ttlMs - driftMs(grant.ttlMs, grant.driftFactor) };
+      this.validity = { since, budgetMs: ttlMs - driftMs(ttlMs, driftFactor) };
     } else {
       const since = instantOf(clock);
-      this.validity = {
-        since,
-        budgetMs: validUntil(grant.sentAt, grant.ttlMs, grant.driftFactor) - since.mono,
-      };
+      this.validity = { since, budgetMs: validUntil(grant.sentAt, ttlMs, driftFactor) - since.mono };
     }
     this.watchdog = new Watchdog({
       clock,
-      autoExtend: grant.autoExtend,
+      autoExtend: plan.options.autoExtend,
       ttlMs: () => this.ttl,
       remainingMs: () => this.validityLeft(),
       extend: () => this.extendOnce(this.ttl),
@@ -331,12 +294,13 @@ export class Lease implements AsyncDisposable {
    */
   private sendRelease(): Promise<boolean> {
     const goneBy = this.clock.now() + this.ttl;
-    return sendGiveBack(() => this.backend.release(this.token), {
-      clock: this.clock,
-      firstDelayMs: GIVE_BACK_RETRY_FIRST_MS,
-      maxDelayMs: GIVE_BACK_RETRY_MAX_MS,
-      worthRetrying: (nextTryAt) => nextTryAt <= goneBy,
-    });
+    const backoff = new Backoff({ firstMs: GIVE_BACK_RETRY_FIRST_MS, maxMs: GIVE_BACK_RETRY_MAX_MS });
+    return sendGiveBack(
+      () => this.backend.release(this.token),
+      this.clock,
+      backoff,
+      (nextTryAt) => nextTryAt <= goneBy,
+    );
   }
 
   /**
@@ -349,24 +313,7 @@ export class Lease implements AsyncDisposable {
 
   /** Reports how a give-back ended, as a `give-back` event. */
   private report(giveBack: Promise<boolean>): void {
-    giveBack.then(
-      (released) =>
-        emitLockEvent({
-          type: 'give-back',
-          lockName: this.name,
-          token: this.token,
-          released,
-          error: undefined,
-        }),
-      (error: unknown) =>
-        emitLockEvent({
-          type: 'give-back',
-          lockName: this.name,
-          token: this.token,
-          released: undefined,
-          error,
-        }),
-    );
+    void reportGiveBack(this.name, this.token, giveBack);
   }
 
   private markLost(reason: LockLostReason, cause?: unknown): void {

@@ -1,5 +1,6 @@
 import type { RedisClient } from '../adapters/client-types.js';
 import type { AcquireOptions, LockOptions } from '../options.js';
+import type { Plan } from '../plan.js';
 import type { ScriptCall } from '../protocol/call.js';
 import {
   type FairAcquireResult,
@@ -9,9 +10,8 @@ import {
   type HandOffAcquireParams,
 } from '../protocol/fair-mutex.js';
 import type { LockState } from '../protocol/lock-state.js';
-import { Waiter } from './fair-waiter.js';
-import type { AttemptCall, AttemptHooks } from './lock-shell.js';
-import { queuedAttempt } from './queued-attempt.js';
+import type { Attempts } from '../waiting/attempts.js';
+import { queuedAttempts } from './queued-attempt.js';
 import { ScriptedLock } from './scripted-lock.js';
 
 /** How a hand-off lock treats a free lock and a waiter that cannot be reached. */
@@ -63,40 +63,18 @@ export abstract class HandOffLock<
   }
 
   /** @internal */
-  protected planAttempts({ token, options, mode, deadline }: AttemptCall<Options>): AttemptHooks {
-    const waiter = new Waiter(token, options.clock);
-    const hub = this.hub();
-    // A waiter that will not hear its hand-off (it does not listen, or SUBSCRIBE failed) is queued
-    // without a channel and asks again every SILENT_ENTRY_POLL_MS: with its channel, a Mutex skipped
-    // it as gone at every hand-off, and a FairMutex handed it the lock to sit idle until its timed
-    // wait ended, holding up every waiter behind it.
-    const queueOptions = {
-      clock: options.clock,
+  protected planAttempts(plan: Plan<Options>): Attempts {
+    const { token, options } = plan;
+    const { barging } = this.policy;
+    return queuedAttempts(plan, {
       waiterTtlMs: this.waiterTtlMs(options),
-      hub,
-      channel: this.grantedChannel,
-      listening: options.wakeOnRelease,
-    };
-    const send = (place: { grantChannel: string; entryTtlMs: number }) =>
-      this.run(
-        this.acquireCall({
-          token,
-          ttlMs: options.ttlMs,
-          ...place,
-          maybeQueued: waiter.noteAttempt(),
-          barging: this.policy.barging,
-        }),
-      );
-    // A barging waiter that does not listen does not queue at all: it polls at its own pace, and
-    // a free lock is anyone's. A fair waiter queues regardless (else it would never be served).
-    const queues = mode === 'wait' && (options.wakeOnRelease || !this.policy.barging);
-    return {
-      attempt: () => queuedAttempt(waiter, queueOptions, queues ? deadline : undefined, send),
-      wake: [{ hub, channel: this.grantedChannel, accept: (message) => waiter.hear(message) }],
-      // The message is the grant itself: hearing it is not another attempt.
-      wakeUpIsRetry: false,
-      mayHaveLeftState: () => true,
-    };
+      // A barging waiter that does not listen does not queue at all: it polls at its own pace, and
+      // a free lock is anyone's. A fair waiter queues regardless (else it would never be served).
+      queues: plan.mode === 'wait' && (options.wakeOnRelease || !barging),
+      channel: (accept) => this.wakeChannel(accept),
+      send: (place, maybeQueued) =>
+        this.run(this.acquireCall({ token, ttlMs: options.ttlMs, ...place, maybeQueued, barging })),
+    });
   }
 
   /** @internal Releases (handing the lock to the next live waiter), or leaves the queue. */

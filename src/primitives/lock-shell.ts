@@ -1,6 +1,6 @@
 import { LockLostError } from '../errors.js';
 import { inspectCustom } from '../inspect.js';
-import type { Lease, LeaseBackend } from '../lease/lease.js';
+import { Lease } from '../lease/lease.js';
 import {
   type AcquireOptions,
   type CallOptionTable,
@@ -10,70 +10,39 @@ import {
   resolveAcquireOptions,
   type TryAcquireOptions,
 } from '../options.js';
+import type { LockBackend, Plan } from '../plan.js';
 import type { LockState } from '../protocol/lock-state.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkToken, checkTtlMs } from '../validation.js';
-import { type AcquisitionPlan, type AttemptOutcome, acquireWithWaiting, attemptOnce } from './acquisition.js';
-import { type Granted, grantLease } from './grant-lease.js';
-import type { WakeChannel } from './wake.js';
+import type { Attempts } from '../waiting/attempts.js';
+import { acquireWithWaiting, attemptOnce } from '../waiting/loop.js';
 
 /** The work `using()` runs while holding the lock. */
 export type LockedWork<T> = (signal: AbortSignal, lease: Lease) => T | Promise<T>;
-
-/** One acquire call, as a lock kind's `planAttempts` hook sees it. */
-export interface AttemptCall<Options extends LockOptions = LockOptions> {
-  /** The owner token every attempt of this call uses. */
-  readonly token: string;
-  /** The call's effective options (the lock's, with the call's overrides). */
-  readonly options: EffectiveOptions<Options>;
-  /** `wait`: `acquire()`, may queue or register to be woken; `try`: `tryAcquire()`, one attempt. */
-  readonly mode: 'wait' | 'try';
-  /** When the call gives up, on `options.clock` (`Infinity`: never; for `try`, now). */
-  readonly deadline: number;
-}
-
-/** How a lock kind makes the attempts of one call. */
-export interface AttemptHooks {
-  /**
-   * One attempt: a round trip, or, when the lock kind already knows the outcome (a heard
-   * hand-off), that outcome as is.
-   */
-  attempt(): AttemptOutcome | Promise<AttemptOutcome>;
-  /**
-   * Where a release or hand-off wakes this call (`wait` mode with `wakeOnRelease` only): one channel
-   * on one client, or one per node of a quorum (a message on any of them wakes the call).
-   */
-  readonly wake?: readonly WakeChannel[];
-  /** Whether an attempt after a wake-up counts against `retries` (false when the message is the grant). */
-  readonly wakeUpIsRetry: boolean;
-  /** Whether an attempt may have left state in Redis (a queue place) to clean up. */
-  mayHaveLeftState(): boolean;
-}
 
 /**
  * The public shell of every lock, written once: `acquire`, `tryAcquire`, `using`, `releaseToken`,
  * `isLocked`, `inspect`, the waiting loop and the granting of leases. A lock kind implements four
  * hooks and nothing else of this:
  *
- * - `planAttempts(call)`: how one call attempts (and where it is woken);
+ * - `planAttempts(plan)`: how one call attempts (and where it is woken);
  * - `sendRelease(token)`: give the lock held by `token` back, or leave any waiting state `token` has
  *   (used by leases, by giving up, and by `releaseToken`);
  * - `sendExtend(token, ttlMs)`: compare-and-pexpire for the lease's watchdog and `extend()`;
  * - `readState()`: the lock's state in Redis, for `inspect()`.
  *
- * `holds(token)` and `grant(granted, options)` have defaults a kind may override (a multi-permit or
- * quorum lease), and so has `callOptions()`: the per-call options (`Call`) a kind accepts beyond
- * every lock's (the Semaphore's `permits`). Nothing here knows about Redis clients: the single-node kinds get theirs from
- * `ScriptedLock`, a quorum over several servers would implement the same hooks over its nodes.
- * docs/design.md §11 checks these hooks against a semaphore, a read-write lock and Redlock.
+ * `holds(token)`, `callOptions()` (the per-call options a kind accepts beyond every lock's: the
+ * Semaphore's `permits`) and `newCallToken(options)` have defaults a kind may override. Nothing here
+ * knows about Redis clients: the single-node kinds get theirs from `ScriptedLock`, and the
+ * RedlockMutex implements the same hooks over its nodes.
  */
 export abstract class LockShell<
   Options extends LockOptions,
   State extends LockState,
   Call extends AcquireOptions = AcquireOptions,
 > {
-  /** @internal What the leases of this lock call back into. */
-  protected readonly backend: LeaseBackend = {
+  /** @internal What the acquire calls and leases of this lock call back into. */
+  protected readonly backend: LockBackend = {
     extend: (token, ttlMs) => this.sendExtend(token, ttlMs),
     release: (token) => this.sendRelease(token),
     isHeldBy: (token) => this.holds(token),
@@ -93,7 +62,7 @@ export abstract class LockShell<
   }
 
   /** @internal */
-  protected abstract planAttempts(call: AttemptCall<Options>): AttemptHooks;
+  protected abstract planAttempts(plan: Plan<Options>): Attempts;
   /** @internal */
   protected abstract sendRelease(token: string): Promise<boolean>;
   /** @internal */
@@ -127,11 +96,6 @@ export abstract class LockShell<
     return newToken();
   }
 
-  /** @internal Turns a grant into the lease the caller receives. */
-  protected grant(granted: Granted, options: Readonly<LockOptions>): Lease {
-    return grantLease(this.name, this.backend, granted, options);
-  }
-
   /**
    * Waits for the lock and resolves with a lease. Rejects with `LockTimeoutError` after
    * `timeoutMs`, `TooManyAttemptsError` once `retries` ran out, `RedisUnavailableError` when Redis
@@ -140,62 +104,46 @@ export abstract class LockShell<
    * when Redis is unreachable).
    */
   async acquire(options?: Call): Promise<Lease> {
-    const table = this.callOptions();
-    const effective = resolveAcquireOptions(options, this.options, table.acquire, table.checks);
-    const token = this.newCallToken(effective);
-    const deadline = effective.clock.now() + effective.timeoutMs;
-    const hooks = this.planAttempts({ token, options: effective, mode: 'wait', deadline });
-    const { outcome, attempts } = await acquireWithWaiting(this.callPlan(token, effective, hooks));
-    return this.grant(grantedBy(token, outcome, attempts), effective);
+    const plan = this.plan(options, 'wait');
+    const won = await acquireWithWaiting(plan, this.planAttempts(plan), this.backend);
+    return Lease.grant(plan, won.grant, won.attempts, this.backend);
   }
 
   /**
    * One attempt that never waits: resolves with a lease, or `null` when the lock is not free for
    * this caller (or when the reply came too late for the lease to have any validity left: that
    * grant is given back). Rejects only for infrastructure faults, never for contention:
-   * `RedisUnavailableError` when no reply came within `ttlMs` or the attempt failed (then the token
-   * is given back best-effort), or the `LockError` that says what is wrong.
+   * `RedisUnavailableError` when no reply came within `replyTimeoutMs` or the attempt failed (then
+   * the token is given back best-effort), or the `LockError` that says what is wrong.
    */
   async tryAcquire(options?: TryAcquireOptions & Omit<Call, keyof AcquireOptions>): Promise<Lease | null> {
-    const table = this.callOptions();
-    const effective = resolveAcquireOptions(options, this.options, table.tryAcquire, table.checks);
-    effective.signal?.throwIfAborted();
-    const token = this.newCallToken(effective);
-    const deadline = effective.clock.now();
-    const hooks = this.planAttempts({ token, options: effective, mode: 'try', deadline });
-    const outcome = await attemptOnce(this.callPlan(token, effective, hooks));
-    if (!outcome.acquired) return null;
-    if (effective.signal?.aborted) {
-      await this.sendRelease(token).catch(() => {});
-      throw effective.signal.reason;
+    const plan = this.plan(options, 'try');
+    const grant = await attemptOnce(plan, this.planAttempts(plan), this.backend);
+    if (!grant) return null;
+    const { signal } = plan.options;
+    if (signal?.aborted) {
+      await this.sendRelease(plan.token).catch(() => {});
+      throw signal.reason;
     }
-    return this.grant(grantedBy(token, outcome, 1), effective);
+    return Lease.grant(plan, grant, 1, this.backend);
   }
 
   /**
-   * Everything the waiting loop (and a single try, which reads only the `AttemptPlan` part) needs to
-   * know about one call. One literal, field by field: a busy lock's profile showed the spread it
-   * replaced (a generic object copy) as the costliest line of an acquisition.
+   * The plan of one call: its options checked and merged over the lock's, its token and deadline.
+   * Built once; the kind, the waiting loop and the lease all read this one object.
    */
-  private callPlan(token: string, options: EffectiveOptions<Options>, hooks: AttemptHooks): AcquisitionPlan {
+  private plan(given: unknown, mode: 'wait' | 'try'): Plan<Options> {
+    const table = this.callOptions();
+    const names = mode === 'wait' ? table.acquire : table.tryAcquire;
+    const options = resolveAcquireOptions(given, this.options, names, table.checks);
+    if (mode === 'try') options.signal?.throwIfAborted();
+    const now = options.clock.now();
     return {
       name: this.name,
-      token,
-      ttlMs: options.ttlMs,
-      replyTimeoutMs: options.replyTimeoutMs,
-      disconnected: () => this.disconnected(),
-      driftFactor: options.driftFactor,
-      signal: options.signal,
-      clock: options.clock,
-      attempt: () => hooks.attempt(),
-      giveBack: () => this.sendRelease(token),
-      wake: options.wakeOnRelease ? hooks.wake : undefined,
-      timeoutMs: options.timeoutMs,
-      retries: options.retries,
-      retryDelayMs: options.retryDelayMs,
-      retryJitterMs: options.retryJitterMs,
-      wakeUpIsRetry: hooks.wakeUpIsRetry,
-      mayHaveLeftState: () => hooks.mayHaveLeftState(),
+      token: this.newCallToken(options),
+      mode,
+      deadline: mode === 'wait' ? now + options.timeoutMs : now,
+      options,
     };
   }
 
@@ -251,19 +199,4 @@ export abstract class LockShell<
   inspect(): Promise<State> {
     return this.readState();
   }
-}
-
-/** The grant an acquired outcome makes (fields named, not spread: this runs once per acquisition). */
-function grantedBy(
-  token: string,
-  outcome: Extract<AttemptOutcome, { acquired: true }>,
-  attempts: number,
-): Granted {
-  return {
-    token,
-    fencingToken: outcome.fencingToken,
-    sentAt: outcome.sentAt,
-    sentAtWall: outcome.sentAtWall,
-    attempts,
-  };
 }

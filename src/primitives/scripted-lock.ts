@@ -1,12 +1,13 @@
 import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
 import { runScript } from '../adapters/run-script.js';
-import { hubFor, type SubscriberHub } from '../adapters/subscriber-hub.js';
+import { hubFor } from '../adapters/subscriber-hub.js';
 import type { AcquireOptions, LockOptions } from '../options.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import type { LockState } from '../protocol/lock-state.js';
 import { checkName } from '../validation.js';
+import type { WakeChannel } from '../waiting/wake.js';
 import { LockShell } from './lock-shell.js';
 
 /**
@@ -53,9 +54,9 @@ export abstract class ScriptedLock<
     return this.context.driver.disconnectedReason();
   }
 
-  /** @internal The subscriber hub of this lock's client. */
-  protected hub(): SubscriberHub {
-    return hubFor(this.context);
+  /** @internal Where this client's waiters hear their hand-offs, with the filter of one call. */
+  protected wakeChannel(accept: (message: string) => boolean): WakeChannel {
+    return { hub: hubFor(this.context), channel: this.grantedChannel, accept };
   }
 
   /** @internal This client's channel under `prefix` (one per client and lock; see ClientContext). */

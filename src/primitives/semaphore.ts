@@ -7,9 +7,10 @@ import {
   type SemaphoreOptions,
   semaphoreCallOptions,
 } from '../options.js';
+import type { Plan } from '../plan.js';
 import { type SemaphoreState, semaphoreSetLimit } from '../protocol/semaphore.js';
 import { checkCount, checkPermits } from '../validation.js';
-import type { AttemptCall, AttemptHooks } from './lock-shell.js';
+import type { Attempts } from '../waiting/attempts.js';
 import { PermitLock } from './permit-lock.js';
 
 /**
@@ -64,9 +65,9 @@ export class Semaphore extends PermitLock<SemaphoreOptions, SemaphoreState, Sema
   }
 
   /** @internal */
-  protected override planAttempts(call: AttemptCall<SemaphoreOptions>): AttemptHooks {
-    checkPermits('permits', call.options.permits, call.options.limit);
-    return super.planAttempts(call);
+  protected override planAttempts(plan: Plan<SemaphoreOptions>): Attempts {
+    checkPermits('permits', plan.options.permits, plan.options.limit);
+    return super.planAttempts(plan);
   }
 
   /** @internal */

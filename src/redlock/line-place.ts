@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { Waiter } from '../primitives/fair-waiter.js';
+import { Waiter } from '../primitives/hand-off-waiter.js';
 
 /** One node's grant to this call: its fencing token, and the local instant its TTL counts from. */
 export interface NodeGrant {

@@ -58,23 +58,10 @@ export function quorumFreeInMs(heldBoundsMs: readonly number[], nodes: number): 
   return Number.isFinite(bound) ? bound : -1;
 }
 
-/** The longest back-off after a split vote, however many came in a row (ms). */
-export const SPLIT_BACKOFF_MAX_MS = 50;
-
 /**
- * The wait after a split vote (this attempt won some nodes, another attempt the rest): random, so
- * the contenders stop colliding, and growing with the splits in a row of this call (2^splits times
- * the attempt's own duration, at least 1 ms, up to `SPLIT_BACKOFF_MAX_MS`), so a crowd spreads out
- * over several round trips. `random` returns [0, 1).
+ * The longest back-off after a split vote (this attempt won some nodes, another attempt the rest),
+ * however many came in a row (ms). The wait is random, so the contenders stop colliding, and grows
+ * with the splits in a row of one call (2^splits times the attempt's own duration, at least 1 ms),
+ * so a crowd spreads out over several round trips.
  */
-export function splitBackoffMs(input: {
-  readonly attemptMs: number;
-  readonly splitsInARow: number;
-  readonly random: () => number;
-}): number {
-  const span = Math.min(
-    SPLIT_BACKOFF_MAX_MS,
-    Math.max(1, input.attemptMs) * 2 ** Math.min(Math.max(0, input.splitsInARow), 16),
-  );
-  return Math.floor(input.random() * span);
-}
+export const SPLIT_BACKOFF_MAX_MS = 50;

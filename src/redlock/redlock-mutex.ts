@@ -2,12 +2,12 @@ import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
 import { runScript } from '../adapters/run-script.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
+import { Backoff } from '../backoff.js';
 import { QuorumError } from '../errors.js';
 import { type EffectiveOptions, type RedlockOptions, resolveRedlockOptions } from '../options.js';
-import type { AttemptOutcome } from '../primitives/acquisition.js';
-import type { Waiter } from '../primitives/fair-waiter.js';
-import { type AttemptCall, type AttemptHooks, LockShell } from '../primitives/lock-shell.js';
-import { queuePlace, SILENT_ENTRY_POLL_MS } from '../primitives/queued-attempt.js';
+import type { Plan } from '../plan.js';
+import type { Waiter } from '../primitives/hand-off-waiter.js';
+import { LockShell } from '../primitives/lock-shell.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { fairExtend, fairInspect } from '../protocol/fair-mutex.js';
 import { raiseFence } from '../protocol/fencing-counter.js';
@@ -15,11 +15,14 @@ import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import type { LockState } from '../protocol/lock-state.js';
 import { redlockAcquire, redlockRelease } from '../protocol/redlock.js';
 import { checkClientList, checkName } from '../validation.js';
+import type { Attempts, Outcome } from '../waiting/attempts.js';
+import { type QueuePlace, Ticket } from '../waiting/ticket.js';
+import { Wake, type WakeChannel } from '../waiting/wake.js';
 import { fanOut, type NodeReply, nodeOutcome } from './fan-out.js';
 import { LinePlace, type NodeGrant } from './line-place.js';
-import { quorumFreeInMs, quorumSize, splitBackoffMs, tally, verdict } from './quorum.js';
+import { quorumFreeInMs, quorumSize, SPLIT_BACKOFF_MAX_MS, tally, verdict } from './quorum.js';
 
-/** A release retried on one node after a failure waits this long first, doubling up to the cap. */
+/** A release retried on one node after a failure backs off on this schedule. */
 const RELEASE_RETRY_FIRST_MS = 5;
 const RELEASE_RETRY_MAX_MS = 100;
 
@@ -70,11 +73,21 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   }
 
   /** @internal */
-  protected planAttempts({ token, options, mode, deadline }: AttemptCall<RedlockOptions>): AttemptHooks {
+  protected planAttempts(plan: Plan<RedlockOptions>): Attempts {
+    const { token, options } = plan;
     const line = new LinePlace(token, this.nodes.length, options.clock, this.quorum);
     // A single try never joins the line (nothing would hear its hand-off).
-    const joinUntil = mode === 'wait' ? deadline : undefined;
-    let splitsInARow = 0;
+    const joinUntil = plan.mode === 'wait' ? plan.deadline : undefined;
+    const ticket = new Ticket(joinUntil, options.waiterTtlMs, options.wakeOnRelease);
+    const channels = this.nodes.map(
+      (node, i): WakeChannel => ({
+        hub: hubFor(node),
+        channel: this.grantChannels[i] as string,
+        accept: (message) => (line.waiters[i] as Waiter).hear(message),
+      }),
+    );
+    // Split votes in a row back off further and further, in units of the attempt's duration.
+    const splits = new Backoff({ firstMs: 1, maxMs: SPLIT_BACKOFF_MAX_MS, jitter: 'full' });
     return {
       attempt: () => {
         line.collectHandOffs();
@@ -87,20 +100,9 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
         if (held > 0 && minorityMs < graceMs) {
           return { acquired: false, holderPttlMs: Math.max(1, graceMs - minorityMs) };
         }
-        return this.attempt(token, options, line, joinUntil, splitsInARow).then((result) => {
-          splitsInARow = result.split ? splitsInARow + 1 : 0;
-          return result.outcome;
-        });
+        return this.attempt(plan, line, ticket, channels, splits);
       },
-      wake: this.nodes.map((node, i) => ({
-        hub: hubFor(node),
-        channel: this.grantChannels[i] as string,
-        accept: (message: string) => (line.waiters[i] as Waiter).hear(message),
-      })),
-      // A message is a node's hand-off: part of the grant, not another try.
-      wakeUpIsRetry: false,
-      // The call's place in the lines: left (or the lock released) when it gives up.
-      mayHaveLeftState: () => true,
+      wake: new Wake(channels),
     };
   }
 
@@ -112,33 +114,30 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
    * one missed a waiter, or a single try took a free node), so a minority never blocks the others.
    */
   private async attempt(
-    token: string,
-    options: EffectiveOptions<RedlockOptions>,
+    plan: Plan<RedlockOptions>,
     line: LinePlace,
-    joinUntil: number | undefined,
-    splitsInARow: number,
-  ): Promise<{ outcome: AttemptOutcome; split: boolean }> {
+    ticket: Ticket,
+    channels: readonly WakeChannel[],
+    splits: Backoff,
+  ): Promise<Outcome> {
+    const { token, options } = plan;
     const { clock } = options;
     const timeoutMs = this.nodeTimeoutMs(options.ttlMs);
     const sentAt = clock.now();
     const sentAtWall = clock.wallNow?.();
     const wallNow = sentAtWall ?? Date.now();
-    const remainingMs = joinUntil === undefined ? 0 : joinUntil - sentAt;
-    const entryTtlMs =
-      joinUntil === undefined ? 0 : Math.max(1, Math.ceil(Math.min(remainingMs, options.waiterTtlMs)));
     const generation = line.generation;
     // Per node: no channel when the caller does not listen, or once subscribing to it failed (see
-    // queuePlace); the line's entry takes each attempt's channel.
-    const places = this.nodes.map((node, i) =>
-      queuePlace(hubFor(node), this.grantChannels[i] as string, entryTtlMs, options.wakeOnRelease),
-    );
+    // Ticket); the line's entry takes each attempt's channel.
+    ticket.join(sentAt);
+    const places = channels.map((channel) => ticket.place(channel));
     const replies = await fanOut(
       this.nodes.length,
       (node) => {
         const call = redlockAcquire(this.keys, {
           token,
           ttlMs: options.ttlMs,
-          ...(places[node] as { grantChannel: string; entryTtlMs: number }),
+          ...(places[node] as QueuePlace),
           maybeQueued: (line.waiters[node] as Waiter).noteAttempt(),
           barging: false,
           place: line.place,
@@ -158,12 +157,12 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     );
     line.collectHandOffs();
     if (line.held() >= this.quorum) {
-      const counted = this.won(token, line, options, { sentAt, sentAtWall });
-      return { outcome: await counted, split: false };
+      splits.reset();
+      return this.won(token, line, options, { sentAt, sentAtWall });
     }
     const outcomes = replies.map((reply) => nodeOutcome(reply, (r) => r.acquired));
     const counted = tally(outcomes);
-    if (joinUntil === undefined) {
+    if (plan.mode === 'try') {
       // A single try keeps nothing: every node but those that said no (a node that did not answer
       // yet may still take it) is given back before it returns.
       await this.leaveEverywhere(token, timeoutMs, (node) => outcomes[node]?.outcome !== 'held');
@@ -179,15 +178,13 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       await this.leaveEverywhere(token, timeoutMs, () => true);
       line.gaveBack();
       line.moveToBack();
-      const backoff = splitBackoffMs({ attemptMs: clock.now() - sentAt, splitsInARow, random: Math.random });
-      return { outcome: { acquired: false, holderPttlMs: Math.max(1, backoff) }, split: true };
+      const backoffMs = splits.next(Math.max(1, clock.now() - sentAt));
+      return { acquired: false, holderPttlMs: Math.max(1, backoffMs) };
     }
+    splits.reset();
     if (line.held() > 0) {
       // The rest of a hand-off may be on its way: wait for it, a node's answer time at most.
-      return {
-        outcome: { acquired: false, holderPttlMs: Math.max(1, timeoutMs - line.minorityForMs()) },
-        split: false,
-      };
+      return { acquired: false, holderPttlMs: Math.max(1, timeoutMs - line.minorityForMs()) };
     }
     if (counted.held < this.nodes.length - this.quorum + 1) {
       throw new QuorumError(this.name, 'acquire', this.quorum, outcomes);
@@ -195,31 +192,20 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const bounds = replies.flatMap((r) =>
       r.outcome === 'value' && !r.value.acquired ? [r.value.waitBoundMs] : [],
     );
-    // Wake to renew the places before they expire (when the call outlives them); queued without a
-    // channel somewhere, a hand-off there is silent and only asking again finds it: every
-    // SILENT_ENTRY_POLL_MS (a renewal, free, well within such a place's life).
-    const renewInMs =
-      entryTtlMs > 0 && places.some((p) => p.grantChannel === '')
-        ? SILENT_ENTRY_POLL_MS
-        : entryTtlMs > 0 && entryTtlMs < remainingMs
-          ? Math.max(1, Math.floor(entryTtlMs / 3))
-          : Number.POSITIVE_INFINITY;
     const bound = quorumFreeInMs(bounds, this.nodes.length);
     // Until this call has waited `handOffAfterMs`, a release may free the lock without a word to
     // it: it looks again once its window is over (then it is served first).
     const dueInMs =
-      entryTtlMs > 0 && options.handOffAfterMs > 0
+      ticket.queued && options.handOffAfterMs > 0
         ? line.place + options.handOffAfterMs - (clock.wallNow?.() ?? Date.now()) + 1
         : 0;
     const holderPttlMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
     return {
-      outcome: {
-        acquired: false,
-        holderPttlMs: dueInMs > 0 ? Math.min(holderPttlMs, Math.ceil(dueInMs)) : holderPttlMs,
-        renewInMs,
-        leftState: entryTtlMs > 0,
-      },
-      split: false,
+      acquired: false,
+      holderPttlMs: dueInMs > 0 ? Math.min(holderPttlMs, Math.ceil(dueInMs)) : holderPttlMs,
+      // Renew the places before they expire, at the silent pace where a hand-off may be silent.
+      renewInMs: ticket.renewInMs(),
+      leftState: ticket.queued,
     };
   }
 
@@ -234,14 +220,14 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     line: LinePlace,
     options: EffectiveOptions<RedlockOptions>,
     sent: { readonly sentAt: number; readonly sentAtWall: number | undefined } | undefined,
-  ): AttemptOutcome | Promise<AttemptOutcome> {
+  ): Outcome | Promise<Outcome> {
     const grants = [...line.granted()];
     const sentAt = line.quorumSentAt();
     let fencingToken = 0;
     for (const grant of grants)
       if (grant && grant.fencingToken > fencingToken) fencingToken = grant.fencingToken;
     line.clear();
-    const outcome: AttemptOutcome = {
+    const outcome: Outcome = {
       acquired: true,
       fencingToken,
       sentAt,
@@ -339,11 +325,10 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
    */
   private releaseAgain(node: number, token: string, startedAt: number): void {
     const { clock, ttlMs } = this.options;
-    let delayMs = RELEASE_RETRY_FIRST_MS;
+    const backoff = new Backoff({ firstMs: RELEASE_RETRY_FIRST_MS, maxMs: RELEASE_RETRY_MAX_MS });
     const retry = async (): Promise<void> => {
       while (clock.now() - startedAt < ttlMs) {
-        await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
-        delayMs = Math.min(RELEASE_RETRY_MAX_MS, delayMs * 2);
+        await new Promise((resolve) => setTimeout(resolve, backoff.next()).unref());
         const [reply] = await fanOut(
           1,
           () => runScript(this.nodes[node] as ClientContext, this.releaseCall(token)),

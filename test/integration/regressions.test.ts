@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { FairMutex, Lease, Mutex } from '../../src/index.js';
-import type { LeaseBackend } from '../../src/lease/lease.js';
+import { defaultLockOptions } from '../../src/options.js';
+import type { LockBackend } from '../../src/plan.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { clientKinds } from '../fixtures/clients.js';
 import { nameMaker, redisForSuite } from '../fixtures/helpers.js';
@@ -187,7 +188,7 @@ describe('regressions (no Redis involved)', () => {
   // validity is already over is lost from the start, its signal aborted before anyone can look.
   test('a lease built after its validity ran out is born lost', async () => {
     let released = 0;
-    const backend: LeaseBackend = {
+    const backend: LockBackend = {
       extend: async () => true,
       release: async () => {
         released += 1;
@@ -197,21 +198,14 @@ describe('regressions (no Redis involved)', () => {
       disconnected: () => undefined,
     };
     const now = performance.now();
-    const lease = Lease.fromGrant(
-      {
-        name: 'late',
-        token: 't',
-        fencingToken: 1,
-        ttlMs: TTL,
-        sentAt: now - 2 * TTL,
-        attempts: 1,
-        autoExtend: true,
-        driftFactor: 0.01,
-        replyTimeoutMs: 2_000,
-      },
-      backend,
-      { now: () => now },
-    );
+    const plan = {
+      name: 'late',
+      token: 't',
+      mode: 'wait' as const,
+      deadline: Number.POSITIVE_INFINITY,
+      options: { ...defaultLockOptions, ttlMs: TTL, clock: { now: () => now }, signal: undefined },
+    };
+    const lease = Lease.grant(plan, { fencingToken: 1, sentAt: now - 2 * TTL }, 1, backend);
     assert.equal(lease.isHeld, false);
     assert.equal(lease.signal.aborted, true);
     assert.equal((lease.signal.reason as { code?: string }).code, 'LOCK_LOST');

@@ -12,6 +12,7 @@ const src = join(import.meta.dirname, '../../src');
 
 /** Plain modules every layer may use: no Redis, no locks. */
 const FOUNDATION = [
+  'backoff',
   'clock',
   'deadline',
   'inspect',
@@ -23,6 +24,7 @@ const FOUNDATION = [
   'validation',
   'option-hints',
   'options',
+  'plan',
 ];
 
 /** Layer of a module: its folder under src/, or its own name for the top-level files. */
@@ -40,11 +42,22 @@ const ALLOWED: Record<string, readonly string[]> = {
   protocol: ['foundation'],
   adapters: ['foundation', 'protocol'],
   lease: ['foundation'],
-  primitives: ['foundation', 'protocol', 'adapters', 'lease'],
-  redlock: ['foundation', 'protocol', 'adapters', 'lease', 'primitives'],
+  waiting: ['foundation', 'adapters', 'lease'],
+  primitives: ['foundation', 'protocol', 'adapters', 'lease', 'waiting'],
+  redlock: ['foundation', 'protocol', 'adapters', 'lease', 'waiting', 'primitives'],
   fencing: ['foundation', 'protocol', 'adapters'],
   compat: ['foundation', 'primitives', 'lease', 'adapters'],
-  index: ['foundation', 'protocol', 'adapters', 'lease', 'primitives', 'redlock', 'compat', 'fencing'],
+  index: [
+    'foundation',
+    'protocol',
+    'adapters',
+    'lease',
+    'waiting',
+    'primitives',
+    'redlock',
+    'compat',
+    'fencing',
+  ],
 };
 
 /** The only adapter modules code outside adapters/ may name (the client libraries stay behind them). */
@@ -107,6 +120,18 @@ test('outside adapters/, only the adapter surface is imported; lock kinds see no
     }
   }
   assert.deepEqual(broken, []);
+});
+
+test('the waiting loop knows no lock kind, no client and no error class of one kind', () => {
+  // It sees a plan, the kind's attempts and a wake (waiting/wake.ts holds the hubs), nothing else.
+  const loop = join(src, 'waiting/loop.ts');
+  const broken = (graph.get(loop) ?? [])
+    .filter((target) => !['foundation', 'lease'].includes(layerOf(target)))
+    .filter((target) => !['waiting/attempts.ts', 'waiting/wake.ts'].includes(relative(src, target)))
+    .map((target) => relative(src, target));
+  assert.deepEqual(broken, []);
+  const text = readFileSync(loop, 'utf8');
+  assert.doesNotMatch(text, /QuorumError|PermitsOverLimitError|SubscriberHub|Redlock|Semaphore|Mutex/);
 });
 
 test('no import cycles at run time', () => {

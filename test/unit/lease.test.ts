@@ -8,7 +8,9 @@ import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import type { Clock } from '../../src/clock.js';
 import { LockLostError, NotHeldError, RedisUnavailableError } from '../../src/errors.js';
 import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
-import { Lease, type LeaseBackend } from '../../src/lease/lease.js';
+import { Lease } from '../../src/lease/lease.js';
+import { defaultLockOptions } from '../../src/options.js';
+import type { LockBackend } from '../../src/plan.js';
 
 /** A monotonic clock and a wall clock the test moves independently (a suspend moves only the wall). */
 class FakeClock implements Clock {
@@ -27,7 +29,7 @@ function setup(options: { autoExtend: boolean; ttlMs?: number }) {
   const calls: string[] = [];
   let extendResult: () => Promise<boolean> = async () => true;
   let releaseResult: () => Promise<boolean> = async () => true;
-  const backend: LeaseBackend = {
+  const backend: LockBackend = {
     extend: async (_token, ttl) => {
       calls.push(`extend ${ttl}`);
       return extendResult();
@@ -39,21 +41,20 @@ function setup(options: { autoExtend: boolean; ttlMs?: number }) {
     isHeldBy: async () => true,
     disconnected: () => undefined,
   };
-  const lease = Lease.fromGrant(
-    {
-      name: 'job',
-      token: 't',
-      fencingToken: 7,
+  const plan = {
+    name: 'job',
+    token: 't',
+    mode: 'wait' as const,
+    deadline: Number.POSITIVE_INFINITY,
+    options: {
+      ...defaultLockOptions,
       ttlMs: options.ttlMs ?? 3_000,
-      sentAt: clock.t,
-      attempts: 1,
       autoExtend: options.autoExtend,
-      driftFactor: 0.01,
-      replyTimeoutMs: 2_000,
+      clock,
+      signal: undefined,
     },
-    backend,
-    clock,
-  );
+  };
+  const lease = Lease.grant(plan, { fencingToken: 7, sentAt: clock.t }, 1, backend);
   const settle = async () => {
     // let the extension's promise chain run
     for (let i = 0; i < 10; i += 1) await Promise.resolve();

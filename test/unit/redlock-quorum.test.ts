@@ -2,14 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { fanOut } from '../../src/redlock/fan-out.js';
-import {
-  quorumFreeInMs,
-  quorumSize,
-  SPLIT_BACKOFF_MAX_MS,
-  splitBackoffMs,
-  tally,
-  verdict,
-} from '../../src/redlock/quorum.js';
+import { quorumFreeInMs, quorumSize, tally, verdict } from '../../src/redlock/quorum.js';
 
 describe('Redlock quorum rules', () => {
   test('the quorum is ⌊N/2⌋+1', () => {
@@ -51,18 +44,6 @@ describe('Redlock quorum rules', () => {
     assert.equal(quorumFreeInMs([-1, 100], 3), 100, 'a key without expiry is skipped when it need not free');
     assert.equal(quorumFreeInMs([-1, -1], 3), -1, 'nothing bounds it');
     assert.equal(quorumFreeInMs([100], 3), 0, 'a quorum is free already');
-  });
-
-  test('the back-off after a split is random, grows with the splits in a row, and is capped', () => {
-    const at = (random: number, splitsInARow: number, attemptMs = 2) =>
-      splitBackoffMs({ attemptMs, splitsInARow, random: () => random });
-    assert.equal(at(0, 0), 0);
-    assert.equal(at(0.99, 0), 1, 'first split: within one attempt time');
-    assert.equal(at(0.99, 1), 3);
-    assert.equal(at(0.99, 3), 15);
-    assert.equal(at(0.99, 30), SPLIT_BACKOFF_MAX_MS - 1, 'capped');
-    assert.equal(at(0.5, 0, 0), 0, 'an attempt under 1 ms counts as 1 ms');
-    assert.equal(at(0.5, 2, 0.2), 2);
   });
 });
 

@@ -1,9 +1,9 @@
 /**
- * The FairMutex waiter's hand-off validity maths (issue 7, item 5), with an injected clock.
+ * A queued waiter's hand-off validity maths (issue 7, item 5), with an injected clock.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Waiter } from '../../src/primitives/fair-waiter.js';
+import { Waiter } from '../../src/primitives/hand-off-waiter.js';
 
 function waiterAt(now: { t: number }): Waiter {
   return new Waiter('tok', { now: () => now.t });

@@ -1,6 +1,5 @@
 /**
- * The waiting loop's rules (issue 7, items 3, 8, 9, 12, 13) with injected attempts and a fake hub:
- * pure logic, no Redis.
+ * The waiting loop's rules with injected attempts and a fake hub: pure logic, no Redis.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -12,12 +11,11 @@ import {
   TooManyAttemptsError,
 } from '../../src/errors.js';
 import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
-import {
-  type AcquisitionPlan,
-  type AttemptOutcome,
-  acquireWithWaiting,
-  attemptOnce,
-} from '../../src/primitives/acquisition.js';
+import { defaultLockOptions } from '../../src/options.js';
+import type { LockBackend, Plan } from '../../src/plan.js';
+import type { Outcome as AttemptOutcome, Attempts } from '../../src/waiting/attempts.js';
+import { attemptOnce as tryOnce, acquireWithWaiting as waitFor } from '../../src/waiting/loop.js';
+import { Wake, type WakeChannel } from '../../src/waiting/wake.js';
 
 const held: AttemptOutcome = { acquired: false, holderPttlMs: 30_000 };
 // Sent "now" whenever it is read, so the grant always has validity left (a stale one is given back).
@@ -67,37 +65,68 @@ function fakeHub(options: { failSubscribe?: boolean } = {}) {
   };
 }
 
-function plan(overrides: Partial<AcquisitionPlan> & Pick<AcquisitionPlan, 'attempt'>): AcquisitionPlan & {
+/** What one test call varies: the plan's options, the attempts, the wake channels, the lock's answers. */
+interface CallSetup {
+  attempt: Attempts['attempt'];
+  wake?: WakeChannel[];
+  ttlMs?: number;
+  timeoutMs?: number;
+  retries?: number;
+  retryDelayMs?: number;
+  clock?: { now(): number };
+  disconnected?: () => string | undefined;
+  giveBack?: () => Promise<boolean>;
+}
+
+/** A call: its plan, its attempts and the lock it calls back into; `gaveBack` counts give-backs. */
+interface TestCall {
+  plan: Plan;
+  attempts: Attempts;
+  backend: LockBackend;
   gaveBack: number;
-} {
-  const result = {
+}
+
+function plan(setup: CallSetup): TestCall {
+  const clock = setup.clock ?? { now: () => performance.now() };
+  const timeoutMs = setup.timeoutMs ?? 10_000;
+  const call: TestCall = {
     gaveBack: 0,
-    name: 'unit',
-    token: 'tok',
-    ttlMs: 1_000,
-    replyTimeoutMs: 2_000,
-    disconnected: () => undefined,
-    driftFactor: 0.01,
-    wake: undefined,
-    timeoutMs: 10_000,
-    retries: Number.POSITIVE_INFINITY,
-    retryDelayMs: Number.POSITIVE_INFINITY,
-    retryJitterMs: 0,
-    signal: undefined,
-    clock: { now: () => performance.now() },
-    wakeUpIsRetry: true,
-    mayHaveLeftState: () => false,
-    giveBack: async () => {
-      result.gaveBack += 1;
-      return true;
+    plan: {
+      name: 'unit',
+      token: 'tok',
+      mode: 'wait',
+      deadline: clock.now() + timeoutMs,
+      options: {
+        ...defaultLockOptions,
+        ttlMs: setup.ttlMs ?? 1_000,
+        timeoutMs,
+        retries: setup.retries ?? Number.POSITIVE_INFINITY,
+        retryDelayMs: setup.retryDelayMs ?? Number.POSITIVE_INFINITY,
+        retryJitterMs: 0,
+        clock,
+        signal: undefined,
+      },
     },
-    // The old plan's name for the give-back, so this file also runs against the unfixed loop.
-    releaseAbandoned: () => {
-      result.gaveBack += 1;
+    attempts: { attempt: setup.attempt, wake: setup.wake ? new Wake(setup.wake) : undefined },
+    backend: {
+      extend: async () => true,
+      isHeldBy: async () => true,
+      disconnected: setup.disconnected ?? (() => undefined),
+      release: async () => {
+        call.gaveBack += 1;
+        return setup.giveBack ? setup.giveBack() : true;
+      },
     },
-    ...overrides,
   };
-  return result;
+  return call;
+}
+
+function acquireWithWaiting(call: TestCall) {
+  return waitFor(call.plan, call.attempts, call.backend);
+}
+
+function attemptOnce(call: TestCall) {
+  return tryOnce({ ...call.plan, mode: 'try' }, call.attempts, call.backend);
 }
 
 async function until(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
@@ -160,7 +189,6 @@ describe('acquireWithWaiting', () => {
       plan({
         retries: 1,
         wake: [{ hub, channel: 'c' }],
-        wakeUpIsRetry: false,
         attempt: async () => {
           calls += 1;
           return calls < 6 ? { acquired: false, holderPttlMs: 30_000, renewInMs: 5 } : granted;

@@ -5,7 +5,7 @@ import { decodeHandOff } from '../protocol/fair-mutex.js';
 const SERVER_TIME_RESOLUTION_MS = 1;
 
 /**
- * One acquire call's view of its hand-off.
+ * One acquire call's view of its hand-off, on one queue (a Redlock call has one per node).
  *
  * Validity of a handed-off lease: its TTL started on the server at the hand-off, which this process
  * learns of only when the message arrives, some time later. The lease must count from an instant no
@@ -30,11 +30,6 @@ export class Waiter {
    */
   private newestGrant = 0;
   private attempted = false;
-  /**
-   * Set when an attempt asked to be queued without a channel (its client could not subscribe): a
-   * hand-off then sends no message, and the waiter must ask again to find it.
-   */
-  queuedSilently = false;
   constructor(
     readonly token: string,
     private readonly clock: Clock,

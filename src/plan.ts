@@ -1,0 +1,48 @@
+import type { EffectiveOptions, LockOptions } from './options.js';
+
+/**
+ * One acquire call, built once by the lock shell and passed as is: to the lock kind, which makes
+ * the call's attempts from it; to the waiting loop; and to the lease the call ends in.
+ */
+export interface Plan<Options extends LockOptions = LockOptions> {
+  /** The lock's name. */
+  readonly name: string;
+  /** The owner token every attempt of the call uses, and its lease's token. */
+  readonly token: string;
+  /** `wait`: `acquire()`, which may queue and be woken; `try`: `tryAcquire()`, one attempt. */
+  readonly mode: 'wait' | 'try';
+  /** When the call gives up, on `options.clock` (`Infinity`: never; for `try`, now). */
+  readonly deadline: number;
+  /** The lock's options with the call's overrides and its signal. */
+  readonly options: EffectiveOptions<Options>;
+}
+
+/** What an attempt that took the lock learned: the grant its lease is built from. */
+export interface Grant {
+  readonly fencingToken: number;
+  /** Monotonic instant no later than the moment the lease's TTL started on the server. */
+  readonly sentAt: number;
+  /**
+   * Wall-clock time (`clock.wallNow()`) read with `sentAt`, when known: then a host suspend while
+   * the request was in flight shortens the lease too (see `Clock`).
+   */
+  readonly sentAtWall?: number | undefined;
+}
+
+/**
+ * What the acquire calls and leases of one lock call back into. Neither knows the lock kind or the
+ * Redis client behind it.
+ */
+export interface LockBackend {
+  /** Compare-and-pexpire: true when still held by `token` and now extended to `ttlMs`. */
+  extend(token: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Compare-and-delete, leaving any waiting state of `token` (a queue place): true when `token`
+   * held the lock and it is now released (or handed on). Safe whatever the token's state.
+   */
+  release(token: string): Promise<boolean>;
+  /** Asks Redis whether `token` holds the lock now. */
+  isHeldBy(token: string): Promise<boolean>;
+  /** Why the client has no connection right now, when it knows (it is reconnecting). */
+  disconnected(): string | undefined;
+}
