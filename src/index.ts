@@ -47,31 +47,32 @@ export { Lease } from './lease/lease.js';
 export { LockOwner } from './lock-owner.js';
 export {
   type AcquireOptions,
-  defaultFairLockOptions,
   defaultLockOptions,
-  defaultRedlockOptions,
-  defaultReentrantLockOptions,
-  defaultSemaphoreOptions,
-  type FairLockOptions,
   type LockOptions,
-  type RedlockOptions,
-  type ReentrantAcquireOptions,
-  type ReentrantLockOptions,
-  type ReentrantTryAcquireOptions,
-  type SemaphoreAcquireOptions,
-  type SemaphoreOptions,
-  type SemaphoreTryAcquireOptions,
   type TryAcquireOptions,
 } from './options.js';
-export { FairMutex } from './primitives/fair-mutex.js';
+export { defaultFairLockOptions, type FairLockOptions, FairMutex } from './primitives/fair-mutex.js';
 export type { LockedWork } from './primitives/lock-shell.js';
 export { Mutex } from './primitives/mutex.js';
 export { type ReadLock, ReadWriteLock, type WriteLock } from './primitives/read-write-lock.js';
-export { ReentrantMutex } from './primitives/reentrant-mutex.js';
-export { Semaphore } from './primitives/semaphore.js';
+export {
+  defaultReentrantLockOptions,
+  type ReentrantAcquireOptions,
+  type ReentrantLockOptions,
+  ReentrantMutex,
+  type ReentrantTryAcquireOptions,
+} from './primitives/reentrant-mutex.js';
+export {
+  defaultSemaphoreOptions,
+  Semaphore,
+  type SemaphoreAcquireOptions,
+  type SemaphoreOptions,
+  type SemaphoreTryAcquireOptions,
+} from './primitives/semaphore.js';
 export type { FairLockState } from './protocol/fair-mutex.js';
 export type { LockState } from './protocol/lock-state.js';
 export type { ReadWriteLockState } from './protocol/read-write-lock.js';
 export type { ReentrantLockState } from './protocol/reentrant-mutex.js';
 export type { SemaphoreHolder, SemaphoreState } from './protocol/semaphore.js';
 export { RedlockMutex, type RedlockState } from './redlock/redlock-mutex.js';
+export { defaultRedlockOptions, type RedlockOptions } from './redlock/redlock-options.js';

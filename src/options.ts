@@ -1,5 +1,4 @@
 import { type Clock, monotonicClock } from './clock.js';
-import { LockOwner } from './lock-owner.js';
 import {
   checkBoolean,
   checkCount,
@@ -7,16 +6,15 @@ import {
   checkFunction,
   checkMs,
   checkOptionsObject,
-  checkPermits,
   checkPrefix,
   checkSignal,
   checkTtlMs,
-  describeValue,
 } from './validation.js';
 
 /**
  * How a lock behaves. Every field has a default (`defaultLockOptions`); units are in the names.
- * Options of every lock kind are declared here, once, with their checks and defaults.
+ * These are the options every lock kind shares, with their checks and defaults; a kind's own
+ * options live next to its class and extend these.
  */
 export interface LockOptions {
   /**
@@ -83,82 +81,6 @@ export interface LockOptions {
   clock: Clock;
 }
 
-/** How a FairMutex behaves: the Mutex's options, plus how long a queued waiter's place outlives it. */
-export interface FairLockOptions extends LockOptions {
-  /**
-   * How long a waiter's place in the queue is kept without the waiter renewing it, in milliseconds.
-   * A place never outlives the waiter's own `timeoutMs` either; only a waiter whose timeout is longer
-   * than this renews its place, every `waiterTtlMs / 3`.
-   * @default 30_000
-   */
-  waiterTtlMs: number;
-}
-
-/**
- * How a Semaphore behaves: the FairMutex's options (a queued waiter's place outlives it by
- * `waiterTtlMs`), plus how many holders it admits and how many permits a call takes.
- */
-export interface SemaphoreOptions extends FairLockOptions {
-  /**
-   * How many permits exist (required): at most this many are held at once, by any number of
-   * processes. A limit stored with `setLimit()` takes precedence, for every Semaphore on the name.
-   */
-  limit: number;
-  /**
-   * How many permits one acquisition takes, all or none (a per-call option too).
-   * @default 1
-   */
-  permits: number;
-}
-
-/**
- * How a RedlockMutex behaves: the Mutex's options, and how long one node may take to answer. Its
- * defaults differ in one place: `retryDelayMs` is 50, since a waiter is handed the lock by several
- * servers' messages and a lost one must cost it little.
- */
-export interface RedlockOptions extends LockOptions {
-  /**
-   * How long one node may take to answer one request, in milliseconds, before it counts as not
-   * answering (far below the TTL, so a slow node cannot eat the lease's validity). Capped at a third
-   * of each call's `ttlMs`.
-   * @default 50
-   */
-  nodeTimeoutMs: number;
-  /**
-   * How long the first waiter in line lets releases free the lock rather than hand it over, in
-   * milliseconds: until it has waited this long, a caller that asks while the lock is free takes it
-   * first (a holder that releases and asks again at once keeps it); from then on it is served
-   * before any newcomer, and it wakes by itself when its window ends. A window longer than a round
-   * of hand-offs through every waiter lets a busy holder keep the lock in its own process for up to
-   * that long; a shorter one only costs each waiter one more attempt. 0: every release hands over,
-   * strictly first come, first served (measured the fastest here, see the README).
-   * @default 0
-   */
-  handOffAfterMs: number;
-  /**
-   * How long a waiter's place in a server's line is kept without the waiter renewing it, in
-   * milliseconds; a waiter renews it with every attempt, and at least every `waiterTtlMs / 3`.
-   * Shorter than a FairMutex's, because a place whose leave missed a server that was down comes
-   * back with that server's data, and would be handed the lock while nobody waits for it (held by
-   * nobody for its TTL); a place this short is gone by then.
-   * @default 1_000
-   */
-  waiterTtlMs: number;
-}
-
-/**
- * How a ReentrantMutex behaves: the Mutex's options, plus who holds it (a per-call option too).
- */
-export interface ReentrantLockOptions extends LockOptions {
-  /**
-   * The holder every acquisition of this lock (or this call) is made as: acquiring again as the same
-   * owner adds a hold instead of waiting. Unset, a call inside a `using()` callback of the same lock
-   * is made as that call's owner (found through the async context), and any other call as a new owner.
-   * @default undefined
-   */
-  owner: LockOwner | undefined;
-}
-
 /** Per-call overrides for `acquire()` / `tryAcquire()` / `using()`. */
 export interface AcquireOptions
   extends Partial<
@@ -185,45 +107,7 @@ export const defaultLockOptions: Readonly<LockOptions> = Object.freeze({
   clock: monotonicClock,
 });
 
-export const defaultFairLockOptions: Readonly<FairLockOptions> = Object.freeze({
-  ...defaultLockOptions,
-  waiterTtlMs: 30_000,
-});
-
-export const defaultRedlockOptions: Readonly<RedlockOptions> = Object.freeze({
-  ...defaultLockOptions,
-  retryDelayMs: 50,
-  nodeTimeoutMs: 50,
-  handOffAfterMs: 0,
-  waiterTtlMs: 1_000,
-});
-
-export const defaultReentrantLockOptions: Readonly<ReentrantLockOptions> = Object.freeze({
-  ...defaultLockOptions,
-  owner: undefined,
-});
-
-/** Per-call overrides for a ReentrantMutex's `acquire()` / `using()`: the lock's, and `owner`. */
-export interface ReentrantAcquireOptions
-  extends AcquireOptions,
-    Partial<Pick<ReentrantLockOptions, 'owner'>> {}
-
-/** Per-call overrides for a ReentrantMutex's `tryAcquire()`. */
-export type ReentrantTryAcquireOptions = TryAcquireOptions & Partial<Pick<ReentrantLockOptions, 'owner'>>;
-
-/** Per-call overrides for a Semaphore's `acquire()` / `using()`: the lock's, and `permits`. */
-export interface SemaphoreAcquireOptions extends AcquireOptions, Partial<Pick<SemaphoreOptions, 'permits'>> {}
-
-/** Per-call overrides for a Semaphore's `tryAcquire()`. */
-export type SemaphoreTryAcquireOptions = TryAcquireOptions & Partial<Pick<SemaphoreOptions, 'permits'>>;
-
-/** A Semaphore's defaults; `limit` has none (it must be given). */
-export const defaultSemaphoreOptions: Readonly<Omit<SemaphoreOptions, 'limit'>> = Object.freeze({
-  ...defaultFairLockOptions,
-  permits: 1,
-});
-
-const acquireOptionNames: (keyof AcquireOptions)[] = [
+export const acquireOptionNames: (keyof AcquireOptions)[] = [
   'ttlMs',
   'autoExtend',
   'timeoutMs',
@@ -234,9 +118,10 @@ const acquireOptionNames: (keyof AcquireOptions)[] = [
   'signal',
 ];
 
-type Checks<T> = { [K in keyof T]-?: (name: string, value: unknown) => T[K] };
+/** A check per option of `T` (a lock kind's table). */
+export type Checks<T> = { [K in keyof T]-?: (name: string, value: unknown) => T[K] };
 
-const lockChecks: Checks<LockOptions> = {
+export const lockChecks: Checks<LockOptions> = {
   ttlMs: (n, v) => checkMs(n, v),
   autoExtend: checkBoolean,
   timeoutMs: (n, v) => checkMs(n, v, { allowZero: true, allowInfinity: true }),
@@ -256,30 +141,6 @@ const lockChecks: Checks<LockOptions> = {
   },
 };
 
-const fairLockChecks: Checks<FairLockOptions> = { ...lockChecks, waiterTtlMs: (n, v) => checkMs(n, v) };
-
-const semaphoreChecks: Checks<SemaphoreOptions> = {
-  ...fairLockChecks,
-  limit: (n, v) => checkCount(n, v, { min: 1 }),
-  permits: (n, v) => checkCount(n, v, { min: 1 }),
-};
-
-const redlockChecks: Checks<RedlockOptions> = {
-  ...lockChecks,
-  nodeTimeoutMs: (n, v) => checkMs(n, v),
-  handOffAfterMs: (n, v) => checkMs(n, v, { allowZero: true }),
-  waiterTtlMs: (n, v) => checkMs(n, v),
-};
-const reentrantLockChecks: Checks<ReentrantLockOptions> = {
-  ...lockChecks,
-  owner: (n, v) => {
-    if (!(v instanceof LockOwner)) {
-      throw new TypeError(`Expected \`${n}\` to be a LockOwner (new LockOwner()), got ${describeValue(v)}`);
-    }
-    return v;
-  },
-};
-
 function checkFields<T extends object>(given: Partial<T>, table: Partial<Checks<T>>): void {
   for (const [key, value] of Object.entries(given)) {
     if (value === undefined) continue;
@@ -292,36 +153,8 @@ export function resolveLockOptions(options: unknown): Readonly<LockOptions> {
   return resolveOptions(options, defaultLockOptions, lockChecks);
 }
 
-/** Checks a FairMutex's options and merges them over the defaults into a new frozen object. */
-export function resolveFairLockOptions(options: unknown): Readonly<FairLockOptions> {
-  return resolveOptions(options, defaultFairLockOptions, fairLockChecks);
-}
-
-/** Checks a RedlockMutex's options and merges them over the defaults into a new frozen object. */
-export function resolveRedlockOptions(options: unknown): Readonly<RedlockOptions> {
-  return resolveOptions(options, defaultRedlockOptions, redlockChecks);
-}
-
-/** Checks a ReentrantMutex's options and merges them over the defaults into a new frozen object. */
-export function resolveReentrantLockOptions(options: unknown): Readonly<ReentrantLockOptions> {
-  return resolveOptions(options, defaultReentrantLockOptions, reentrantLockChecks);
-}
-
-/**
- * Checks a Semaphore's options (`limit` is required) and merges them over the defaults into a new
- * frozen object.
- */
-export function resolveSemaphoreOptions(options: unknown): Readonly<SemaphoreOptions> {
-  const names = [...Object.keys(defaultSemaphoreOptions), 'limit'] as (keyof SemaphoreOptions & string)[];
-  const { limit } = checkOptionsObject<SemaphoreOptions>('options', options, names);
-  const defaults = { ...defaultSemaphoreOptions, limit: semaphoreChecks.limit('limit', limit) };
-  const resolved = resolveOptions(options, defaults, semaphoreChecks);
-  checkPermits('permits', resolved.permits, resolved.limit);
-  return resolved;
-}
-
 /** Checks options against a lock kind's table; the caller's object is never changed. */
-function resolveOptions<T extends LockOptions>(
+export function resolveOptions<T extends LockOptions>(
   options: unknown,
   defaults: Readonly<T>,
   checks: Checks<T>,
@@ -350,7 +183,7 @@ export const tryAcquireOptionNames: (keyof TryAcquireOptions)[] = [
 ];
 
 /** A check per option name (a lock kind's table, as `checkFields` runs it). */
-type CheckTable = Readonly<Record<string, (name: string, value: unknown) => unknown>>;
+export type CheckTable = Readonly<Record<string, (name: string, value: unknown) => unknown>>;
 
 /**
  * The per-call options of a lock kind: the names `acquire()`/`using()` and `tryAcquire()` accept,
@@ -369,19 +202,14 @@ export const lockCallOptions: CallOptionTable = Object.freeze({
   checks: lockChecks,
 });
 
-/** A ReentrantMutex's per-call options: every lock's, and `owner`. */
-export const reentrantCallOptions: CallOptionTable = Object.freeze({
-  acquire: [...acquireOptionNames, 'owner'],
-  tryAcquire: [...tryAcquireOptionNames, 'owner'],
-  checks: reentrantLockChecks,
-});
-
-/** A Semaphore's per-call options: every lock's, and `permits`. */
-export const semaphoreCallOptions: CallOptionTable = Object.freeze({
-  acquire: [...acquireOptionNames, 'permits'],
-  tryAcquire: [...tryAcquireOptionNames, 'permits'],
-  checks: semaphoreChecks,
-});
+/** The per-call options of a kind that accepts one more than every lock's (`owner`, `permits`). */
+export function callOptionsWith(name: string, checks: CheckTable): CallOptionTable {
+  return Object.freeze({
+    acquire: [...acquireOptionNames, name],
+    tryAcquire: [...tryAcquireOptionNames, name],
+    checks,
+  });
+}
 
 /** Checks per-call options; returns the effective options for this call (caller's object untouched). */
 export function resolveAcquireOptions<T extends LockOptions>(

@@ -1,7 +1,34 @@
 import type { RedisClient } from '../adapters/client-types.js';
-import { type FairLockOptions, resolveFairLockOptions } from '../options.js';
+import { type Checks, defaultLockOptions, type LockOptions, lockChecks, resolveOptions } from '../options.js';
 import { type FairLockState, fairInspect } from '../protocol/fair-mutex.js';
+import { checkMs } from '../validation.js';
 import { HandOffLock } from './hand-off-lock.js';
+
+/** How a FairMutex behaves: the Mutex's options, plus how long a queued waiter's place outlives it. */
+export interface FairLockOptions extends LockOptions {
+  /**
+   * How long a waiter's place in the queue is kept without the waiter renewing it, in milliseconds.
+   * A place never outlives the waiter's own `timeoutMs` either; only a waiter whose timeout is longer
+   * than this renews its place, every `waiterTtlMs / 3`.
+   * @default 30_000
+   */
+  waiterTtlMs: number;
+}
+
+export const defaultFairLockOptions: Readonly<FairLockOptions> = Object.freeze({
+  ...defaultLockOptions,
+  waiterTtlMs: 30_000,
+});
+
+export const fairLockChecks: Checks<FairLockOptions> = {
+  ...lockChecks,
+  waiterTtlMs: (n, v) => checkMs(n, v),
+};
+
+/** Checks a FairMutex's options and merges them over the defaults into a new frozen object. */
+export function resolveFairLockOptions(options: unknown): Readonly<FairLockOptions> {
+  return resolveOptions(options, defaultFairLockOptions, fairLockChecks);
+}
 
 /**
  * A mutual-exclusion lock that serves waiters strictly in arrival order, on one Redis deployment.

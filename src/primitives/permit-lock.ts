@@ -1,6 +1,6 @@
 import type { RedisClient } from '../adapters/client-types.js';
 import { PermitsOverLimitError } from '../errors.js';
-import type { AcquireOptions, EffectiveOptions, FairLockOptions } from '../options.js';
+import type { AcquireOptions, EffectiveOptions } from '../options.js';
 import type { Plan } from '../plan.js';
 import { semaphoreKeys } from '../protocol/keys.js';
 import type { LockState } from '../protocol/lock-state.js';
@@ -14,6 +14,7 @@ import {
   semaphoreRelease,
 } from '../protocol/semaphore.js';
 import type { Attempts } from '../waiting/attempts.js';
+import type { FairLockOptions } from './fair-mutex.js';
 import { queuedAttempts } from './queued-attempt.js';
 import { ScriptedLock } from './scripted-lock.js';
 

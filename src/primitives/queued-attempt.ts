@@ -45,7 +45,7 @@ export function queuedAttempts(plan: Plan, queue: Queue): Attempts {
       if (handOff) return { acquired: true, fencingToken: handOff.fencingToken, sentAt: handOff.sentAt };
       return sendAttempt(waiter, ticket, channel, clock, queue);
     },
-    wake: new Wake([channel]),
+    wake: wakeOnRelease ? new Wake([channel]) : undefined,
   };
 }
 

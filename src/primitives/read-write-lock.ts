@@ -3,15 +3,10 @@ import { WouldDeadlockError } from '../errors.js';
 import { inspectCustom } from '../inspect.js';
 import type { Lease } from '../lease/lease.js';
 import { holdInContext, LockOwner, runAsOwner } from '../lock-owner.js';
-import {
-  type AcquireOptions,
-  type EffectiveOptions,
-  type FairLockOptions,
-  resolveFairLockOptions,
-  type TryAcquireOptions,
-} from '../options.js';
+import type { AcquireOptions, EffectiveOptions, TryAcquireOptions } from '../options.js';
 import { type ReadWriteLockState, rwDowngrade } from '../protocol/read-write-lock.js';
 import { checkFunction } from '../validation.js';
+import { type FairLockOptions, resolveFairLockOptions } from './fair-mutex.js';
 import type { LockedWork } from './lock-shell.js';
 import { PermitLock } from './permit-lock.js';
 

@@ -2,12 +2,16 @@ import type { RedisClient } from '../adapters/client-types.js';
 import { LockLostError } from '../errors.js';
 import { holdInContext, LockOwner, runAsOwner } from '../lock-owner.js';
 import {
+  type AcquireOptions,
   type CallOptionTable,
+  type Checks,
+  callOptionsWith,
+  defaultLockOptions,
   type EffectiveOptions,
-  type ReentrantAcquireOptions,
-  type ReentrantLockOptions,
-  reentrantCallOptions,
-  resolveReentrantLockOptions,
+  type LockOptions,
+  lockChecks,
+  resolveOptions,
+  type TryAcquireOptions,
 } from '../options.js';
 import type { ScriptCall } from '../protocol/call.js';
 import type { FairAcquireResult, HandOffAcquireParams } from '../protocol/fair-mutex.js';
@@ -20,9 +24,53 @@ import {
   reentrantInspect,
   reentrantRelease,
 } from '../protocol/reentrant-mutex.js';
-import { checkFunction } from '../validation.js';
+import { checkFunction, describeValue } from '../validation.js';
 import { BARGING_WAITER_TTL_MS, HandOffLock } from './hand-off-lock.js';
 import type { LockedWork } from './lock-shell.js';
+
+/**
+ * How a ReentrantMutex behaves: the Mutex's options, plus who holds it (a per-call option too).
+ */
+export interface ReentrantLockOptions extends LockOptions {
+  /**
+   * The holder every acquisition of this lock (or this call) is made as: acquiring again as the same
+   * owner adds a hold instead of waiting. Unset, a call inside a `using()` callback of the same lock
+   * is made as that call's owner (found through the async context), and any other call as a new owner.
+   * @default undefined
+   */
+  owner: LockOwner | undefined;
+}
+
+export const defaultReentrantLockOptions: Readonly<ReentrantLockOptions> = Object.freeze({
+  ...defaultLockOptions,
+  owner: undefined,
+});
+
+/** Per-call overrides for a ReentrantMutex's `acquire()` / `using()`: the lock's, and `owner`. */
+export interface ReentrantAcquireOptions
+  extends AcquireOptions,
+    Partial<Pick<ReentrantLockOptions, 'owner'>> {}
+
+/** Per-call overrides for a ReentrantMutex's `tryAcquire()`. */
+export type ReentrantTryAcquireOptions = TryAcquireOptions & Partial<Pick<ReentrantLockOptions, 'owner'>>;
+
+const reentrantLockChecks: Checks<ReentrantLockOptions> = {
+  ...lockChecks,
+  owner: (n, v) => {
+    if (!(v instanceof LockOwner)) {
+      throw new TypeError(`Expected \`${n}\` to be a LockOwner (new LockOwner()), got ${describeValue(v)}`);
+    }
+    return v;
+  },
+};
+
+/** Checks a ReentrantMutex's options and merges them over the defaults into a new frozen object. */
+export function resolveReentrantLockOptions(options: unknown): Readonly<ReentrantLockOptions> {
+  return resolveOptions(options, defaultReentrantLockOptions, reentrantLockChecks);
+}
+
+/** A ReentrantMutex's per-call options: every lock's, and `owner`. */
+const reentrantCallOptions: CallOptionTable = callOptionsWith('owner', reentrantLockChecks);
 
 /**
  * A mutual-exclusion lock its holder can take again without waiting for itself, on one Redis

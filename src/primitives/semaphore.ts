@@ -1,17 +1,70 @@
 import type { RedisClient } from '../adapters/client-types.js';
 import {
+  type AcquireOptions,
   type CallOptionTable,
+  type Checks,
+  callOptionsWith,
   type EffectiveOptions,
-  resolveSemaphoreOptions,
-  type SemaphoreAcquireOptions,
-  type SemaphoreOptions,
-  semaphoreCallOptions,
+  resolveOptions,
+  type TryAcquireOptions,
 } from '../options.js';
 import type { Plan } from '../plan.js';
 import { type SemaphoreState, semaphoreSetLimit } from '../protocol/semaphore.js';
-import { checkCount, checkPermits } from '../validation.js';
+import { checkCount, checkOptionsObject, checkPermits } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
+import { defaultFairLockOptions, type FairLockOptions, fairLockChecks } from './fair-mutex.js';
 import { PermitLock } from './permit-lock.js';
+
+/**
+ * How a Semaphore behaves: the FairMutex's options (a queued waiter's place outlives it by
+ * `waiterTtlMs`), plus how many holders it admits and how many permits a call takes.
+ */
+export interface SemaphoreOptions extends FairLockOptions {
+  /**
+   * How many permits exist (required): at most this many are held at once, by any number of
+   * processes. A limit stored with `setLimit()` takes precedence, for every Semaphore on the name.
+   */
+  limit: number;
+  /**
+   * How many permits one acquisition takes, all or none (a per-call option too).
+   * @default 1
+   */
+  permits: number;
+}
+
+/** Per-call overrides for a Semaphore's `acquire()` / `using()`: the lock's, and `permits`. */
+export interface SemaphoreAcquireOptions extends AcquireOptions, Partial<Pick<SemaphoreOptions, 'permits'>> {}
+
+/** Per-call overrides for a Semaphore's `tryAcquire()`. */
+export type SemaphoreTryAcquireOptions = TryAcquireOptions & Partial<Pick<SemaphoreOptions, 'permits'>>;
+
+/** A Semaphore's defaults; `limit` has none (it must be given). */
+export const defaultSemaphoreOptions: Readonly<Omit<SemaphoreOptions, 'limit'>> = Object.freeze({
+  ...defaultFairLockOptions,
+  permits: 1,
+});
+
+const semaphoreChecks: Checks<SemaphoreOptions> = {
+  ...fairLockChecks,
+  limit: (n, v) => checkCount(n, v, { min: 1 }),
+  permits: (n, v) => checkCount(n, v, { min: 1 }),
+};
+
+/**
+ * Checks a Semaphore's options (`limit` is required) and merges them over the defaults into a new
+ * frozen object.
+ */
+export function resolveSemaphoreOptions(options: unknown): Readonly<SemaphoreOptions> {
+  const names = [...Object.keys(defaultSemaphoreOptions), 'limit'] as (keyof SemaphoreOptions & string)[];
+  const { limit } = checkOptionsObject<SemaphoreOptions>('options', options, names);
+  const defaults = { ...defaultSemaphoreOptions, limit: semaphoreChecks.limit('limit', limit) };
+  const resolved = resolveOptions(options, defaults, semaphoreChecks);
+  checkPermits('permits', resolved.permits, resolved.limit);
+  return resolved;
+}
+
+/** A Semaphore's per-call options: every lock's, and `permits`. */
+export const semaphoreCallOptions: CallOptionTable = callOptionsWith('permits', semaphoreChecks);
 
 /**
  * A counting semaphore on one Redis deployment: at most `limit` permits are held at once, across

@@ -4,7 +4,7 @@ import { runScript } from '../adapters/run-script.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
 import { Backoff } from '../backoff.js';
 import { QuorumError } from '../errors.js';
-import { type EffectiveOptions, type RedlockOptions, resolveRedlockOptions } from '../options.js';
+import type { EffectiveOptions } from '../options.js';
 import type { Plan } from '../plan.js';
 import type { Waiter } from '../primitives/hand-off-waiter.js';
 import { LockShell } from '../primitives/lock-shell.js';
@@ -21,6 +21,7 @@ import { Wake, type WakeChannel } from '../waiting/wake.js';
 import { fanOut, type NodeReply, nodeOutcome } from './fan-out.js';
 import { LinePlace, type NodeGrant } from './line-place.js';
 import { quorumFreeInMs, quorumSize, SPLIT_BACKOFF_MAX_MS, tally, verdict } from './quorum.js';
+import { type RedlockOptions, resolveRedlockOptions } from './redlock-options.js';
 
 /** A release retried on one node after a failure backs off on this schedule. */
 const RELEASE_RETRY_FIRST_MS = 5;
@@ -102,7 +103,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
         }
         return this.attempt(plan, line, ticket, channels, splits);
       },
-      wake: new Wake(channels),
+      wake: options.wakeOnRelease ? new Wake(channels) : undefined,
     };
   }
 

@@ -25,6 +25,6 @@ export interface Attempts {
    * that outcome as is (nothing sent, so nothing to wait for or time out).
    */
   attempt(): Outcome | Promise<Outcome>;
-  /** Where a release or hand-off wakes the call (used in `wait` mode with `wakeOnRelease`). */
+  /** Where a release or hand-off wakes the call; undefined: timed waits only (`wakeOnRelease: false`). */
   readonly wake?: Wake;
 }

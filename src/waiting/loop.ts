@@ -63,7 +63,7 @@ const POLL_MAX_MS = 250;
 export async function acquireWithWaiting(plan: Plan, attempts: Attempts, backend: LockBackend): Promise<Won> {
   const { clock, signal, retries, retryDelayMs, retryJitterMs } = plan.options;
   const { deadline } = plan;
-  const wake = plan.options.wakeOnRelease ? attempts.wake : undefined;
+  const { wake } = attempts;
   const call = new CallState(plan, backend);
   const poll = new Backoff({ firstMs: POLL_FIRST_MS, maxMs: POLL_MAX_MS, jitter: 'half' });
   let sent = 0;

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  defaultLockOptions,
-  defaultRedlockOptions,
-  resolveAcquireOptions,
-  resolveLockOptions,
-  resolveRedlockOptions,
-} from '../../src/options.js';
+import { defaultLockOptions, resolveAcquireOptions, resolveLockOptions } from '../../src/options.js';
+import { defaultRedlockOptions, resolveRedlockOptions } from '../../src/redlock/redlock-options.js';
 
 describe('lock options', () => {
   test('defaults are frozen and documented values', () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { resolveAcquireOptions } from '../../src/options.js';
 import {
   defaultSemaphoreOptions,
-  resolveAcquireOptions,
   resolveSemaphoreOptions,
   semaphoreCallOptions,
-} from '../../src/options.js';
+} from '../../src/primitives/semaphore.js';
 
 describe('semaphore options', () => {
   test('defaults are frozen: the FairMutex defaults and 1 permit; limit has none', () => {
