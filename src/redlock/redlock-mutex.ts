@@ -1,6 +1,5 @@
-import { type ClientContext, contextFor } from '../adapters/client-context.js';
+import { contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
-import { runScript } from '../adapters/run-script.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
 import { Backoff } from '../backoff.js';
 import { QuorumError } from '../errors.js';
@@ -9,28 +8,24 @@ import type { Plan } from '../plan.js';
 import type { Waiter } from '../primitives/hand-off-waiter.js';
 import { LockShell } from '../primitives/lock-shell.js';
 import type { ScriptCall } from '../protocol/call.js';
-import { fairExtend, fairInspect } from '../protocol/fair-mutex.js';
-import { raiseFence } from '../protocol/fencing-counter.js';
+import {
+  fairExtend,
+  fairInspect,
+  type FairAcquireResult as HandOffAcquireResult,
+} from '../protocol/fair-mutex.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
-import type { LockState } from '../protocol/lock-state.js';
 import { redlockAcquire, redlockRelease } from '../protocol/redlock.js';
 import { checkClientList, checkName } from '../validation.js';
 import type { Attempts, Outcome } from '../waiting/attempts.js';
 import { type QueuePlace, Ticket } from '../waiting/ticket.js';
 import { Wake, type WakeChannel } from '../waiting/wake.js';
-import { fanOut, type NodeReply, nodeOutcome } from './fan-out.js';
-import { LinePlace, type NodeGrant } from './line-place.js';
-import { quorumFreeInMs, quorumSize, SPLIT_BACKOFF_MAX_MS, tally, verdict } from './quorum.js';
+import { type NodeReply, nodeOutcome } from './fan-out.js';
+import { LinePlace } from './line-place.js';
+import { quorumFreeInMs, SPLIT_BACKOFF_MAX_MS, tally } from './quorum.js';
+import { QuorumNodes, type RedlockState } from './quorum-nodes.js';
 import { type RedlockOptions, resolveRedlockOptions } from './redlock-options.js';
 
-/** A release retried on one node after a failure backs off on this schedule. */
-const RELEASE_RETRY_FIRST_MS = 5;
-const RELEASE_RETRY_MAX_MS = 100;
-
-/** A RedlockMutex's state: the quorum's view, and each node's own (undefined: it did not answer). */
-export interface RedlockState extends LockState {
-  readonly nodes: readonly (LockState | undefined)[];
-}
+export type { RedlockState } from './quorum-nodes.js';
 
 /**
  * A mutual-exclusion lock over N independent Redis servers (the Redlock algorithm): held while a
@@ -55,9 +50,8 @@ export interface RedlockState extends LockState {
 export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   /** @internal The Redis keys of this lock, the same on every node. */
   readonly keys: LockKeys;
-  /** @internal One context per node, in the order the clients were given. */
-  protected readonly nodes: readonly ClientContext[];
-  private readonly quorum: number;
+  /** @internal The servers, and how this lock asks them. */
+  protected readonly nodes: QuorumNodes;
   /** Per node: the channel this client's waiters hear that node's hand-offs on. */
   private readonly grantChannels: readonly string[];
 
@@ -65,22 +59,22 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   constructor(clients: readonly RedisClient[], name: string, options?: Partial<RedlockOptions>) {
     const list = checkClientList('clients', clients);
     const checkedName = checkName('name', name);
-    const nodes = list.map((client) => contextFor(client));
+    const contexts = list.map((client) => contextFor(client));
     super(checkedName, resolveRedlockOptions(options));
-    this.nodes = nodes;
-    this.quorum = quorumSize(nodes.length);
+    this.nodes = new QuorumNodes(checkedName, contexts);
     this.keys = lockKeys(this.options.prefix, checkedName);
-    this.grantChannels = nodes.map((node) => `${this.keys.grantedChannelPrefix}${node.clientId}`);
+    this.grantChannels = contexts.map((node) => `${this.keys.grantedChannelPrefix}${node.clientId}`);
   }
 
   /** @internal */
   protected planAttempts(plan: Plan<RedlockOptions>): Attempts {
     const { token, options } = plan;
-    const line = new LinePlace(token, this.nodes.length, options.clock, this.quorum);
+    const { quorum } = this.nodes;
+    const line = new LinePlace(token, this.nodes.size, options.clock, quorum);
     // A single try never joins the line (nothing would hear its hand-off).
     const joinUntil = plan.mode === 'wait' ? plan.deadline : undefined;
     const ticket = new Ticket(joinUntil, options.waiterTtlMs, options.wakeOnRelease);
-    const channels = this.nodes.map(
+    const channels = this.nodes.contexts.map(
       (node, i): WakeChannel => ({
         hub: hubFor(node),
         channel: this.grantChannels[i] as string,
@@ -93,7 +87,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       attempt: () => {
         line.collectHandOffs();
         const held = line.held();
-        if (held >= this.quorum) return this.won(token, line, options, undefined);
+        if (held >= quorum) return this.won(token, line, options, undefined);
         // Part of a hand-off heard: the release reaches the nodes one by one, and the other nodes'
         // messages are on their way. Wait for them a while before asking.
         const graceMs = this.nodeTimeoutMs(options.ttlMs);
@@ -127,37 +121,14 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const sentAt = clock.now();
     const sentAtWall = clock.wallNow?.();
     const wallNow = sentAtWall ?? Date.now();
-    const generation = line.generation;
     // Per node: no channel when the caller does not listen, or once subscribing to it failed (see
     // Ticket); the line's entry takes each attempt's channel.
     ticket.join(sentAt);
     const places = channels.map((channel) => ticket.place(channel));
-    const replies = await fanOut(
-      this.nodes.length,
-      (node) => {
-        const call = redlockAcquire(this.keys, {
-          token,
-          ttlMs: options.ttlMs,
-          ...(places[node] as QueuePlace),
-          maybeQueued: (line.waiters[node] as Waiter).noteAttempt(),
-          barging: false,
-          place: line.place,
-          placeAgeMs: sentAt - line.placedAt,
-          handOffAfterMs: options.handOffAfterMs,
-          nowMs: wallNow,
-        });
-        // Recorded as each reply comes, also after the fan-out settled: a grant is this call's.
-        return runScript(this.nodes[node] as ClientContext, call).then((reply) => {
-          line.noteReply(node, sentAt, generation, reply);
-          return reply;
-        });
-      },
-      timeoutMs,
-      (known) =>
-        verdict(tally(known.map((r) => nodeOutcome(r, (x) => x.acquired))), this.nodes.length) !== 'open',
-    );
+    const replies = await this.sendToLines(plan, line, places, sentAt, wallNow, timeoutMs);
+    const { quorum } = this.nodes;
     line.collectHandOffs();
-    if (line.held() >= this.quorum) {
+    if (line.held() >= quorum) {
       splits.reset();
       return this.won(token, line, options, { sentAt, sentAtWall });
     }
@@ -166,7 +137,11 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     if (plan.mode === 'try') {
       // A single try keeps nothing: every node but those that said no (a node that did not answer
       // yet may still take it) is given back before it returns.
-      await this.leaveEverywhere(token, timeoutMs, (node) => outcomes[node]?.outcome !== 'held');
+      await this.nodes.sendTo(
+        this.releaseCall(token),
+        timeoutMs,
+        (node) => outcomes[node]?.outcome !== 'held',
+      );
       line.gaveBack();
     }
     // A minority is handled before a node's failure counts: a waiter that holds some nodes while
@@ -176,7 +151,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       // A minority nobody will complete (the nodes disagree on who is next: one missed a waiter,
       // a node is down, or a single try took a free node): give everything back and step to the
       // back of the line.
-      await this.leaveEverywhere(token, timeoutMs, () => true);
+      await this.nodes.sendTo(this.releaseCall(token), timeoutMs, () => true);
       line.gaveBack();
       line.moveToBack();
       const backoffMs = splits.next(Math.max(1, clock.now() - sentAt));
@@ -187,13 +162,62 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       // The rest of a hand-off may be on its way: wait for it, a node's answer time at most.
       return { acquired: false, holderPttlMs: Math.max(1, timeoutMs - line.minorityForMs()) };
     }
-    if (counted.held < this.nodes.length - this.quorum + 1) {
-      throw new QuorumError(this.name, 'acquire', this.quorum, outcomes);
+    if (counted.held < this.nodes.size - quorum + 1) {
+      throw new QuorumError(this.name, 'acquire', quorum, outcomes);
     }
+    return this.notYet(options, line, ticket, replies);
+  }
+
+  /**
+   * The line's enqueue-or-acquire on every node at once, each bringing this call's place and its
+   * per-node channel; settles as soon as the quorum's outcome is known. Each reply is recorded in
+   * the line as it comes, also after the fan-out settled: a grant is this call's.
+   */
+  private sendToLines(
+    plan: Plan<RedlockOptions>,
+    line: LinePlace,
+    places: readonly QueuePlace[],
+    sentAt: number,
+    wallNow: number,
+    timeoutMs: number,
+  ): Promise<NodeReply<HandOffAcquireResult>[]> {
+    const { token, options } = plan;
+    const generation = line.generation;
+    const send = (node: number) => {
+      const call = redlockAcquire(this.keys, {
+        token,
+        ttlMs: options.ttlMs,
+        ...(places[node] as QueuePlace),
+        maybeQueued: (line.waiters[node] as Waiter).noteAttempt(),
+        barging: false,
+        place: line.place,
+        placeAgeMs: sentAt - line.placedAt,
+        handOffAfterMs: options.handOffAfterMs,
+        nowMs: wallNow,
+      });
+      return this.nodes.run(node, call).then((reply) => {
+        line.noteReply(node, sentAt, generation, reply);
+        return reply;
+      });
+    };
+    return this.nodes.ask(send, timeoutMs, (reply) => reply.acquired);
+  }
+
+  /**
+   * A queued attempt's outcome: wait until a quorum may be free (or the hand-off-after window ends),
+   * renewing the places before they expire.
+   */
+  private notYet(
+    options: EffectiveOptions<RedlockOptions>,
+    line: LinePlace,
+    ticket: Ticket,
+    replies: readonly NodeReply<HandOffAcquireResult>[],
+  ): Outcome {
+    const { clock } = options;
     const bounds = replies.flatMap((r) =>
       r.outcome === 'value' && !r.value.acquired ? [r.value.waitBoundMs] : [],
     );
-    const bound = quorumFreeInMs(bounds, this.nodes.length);
+    const bound = quorumFreeInMs(bounds, this.nodes.size);
     // Until this call has waited `handOffAfterMs`, a release may free the lock without a word to
     // it: it looks again once its window is over (then it is served first).
     const dueInMs =
@@ -204,7 +228,6 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     return {
       acquired: false,
       holderPttlMs: dueInMs > 0 ? Math.min(holderPttlMs, Math.ceil(dueInMs)) : holderPttlMs,
-      // Renew the places before they expire, at the silent pace where a hand-off may be silent.
       renewInMs: ticket.renewInMs(),
       leftState: ticket.queued,
     };
@@ -236,63 +259,14 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       sentAtWall: sent?.sentAt === sentAt ? sent.sentAtWall : undefined,
     };
     const have = grants.filter((g) => g?.fencingToken === fencingToken).length;
-    if (have >= this.quorum) return outcome;
+    const { quorum } = this.nodes;
+    if (have >= quorum) return outcome;
     const timeoutMs = this.nodeTimeoutMs(options.ttlMs);
-    return this.writeBackFence(fencingToken, grants, have, timeoutMs).then(async (written) => {
+    return this.nodes.raiseFence(this.keys, fencingToken, grants, have, timeoutMs).then(async (written) => {
       if (written) return outcome;
-      await this.leaveEverywhere(token, timeoutMs, () => true);
-      throw new QuorumError(this.name, 'acquire (fencing token write-back)', this.quorum, []);
+      await this.nodes.sendTo(this.releaseCall(token), timeoutMs, () => true);
+      throw new QuorumError(this.name, 'acquire (fencing token write-back)', quorum, []);
     });
-  }
-
-  /**
-   * Raises the fencing counter to `fencingToken` on as many nodes as a quorum still needs (`have`
-   * nodes handed out that very value, so hold it already); true once a quorum holds at least it. Any
-   * later quorum shares a node with that one, so it starts above. Nodes that granted this call come
-   * first (they just answered); a node that fails is replaced by the next one, in another wave, so
-   * only a fault costs a second round trip.
-   */
-  private async writeBackFence(
-    fencingToken: number,
-    grants: readonly (NodeGrant | undefined)[],
-    have: number,
-    timeoutMs: number,
-  ): Promise<boolean> {
-    const nodes = grants.map((grant, node) => ({ grant, node }));
-    const candidates = [
-      ...nodes.filter(({ grant }) => grant && grant.fencingToken !== fencingToken),
-      ...nodes.filter(({ grant }) => !grant),
-    ].map(({ node }) => node);
-    const call = raiseFence(this.keys, { atLeast: fencingToken });
-    let written = have;
-    while (written < this.quorum && candidates.length > 0) {
-      const wave = candidates.splice(0, this.quorum - written);
-      const replies = await fanOut(
-        wave.length,
-        (i) => runScript(this.nodes[wave[i] as number] as ClientContext, call),
-        timeoutMs,
-      );
-      written += replies.filter((r) => r.outcome === 'value').length;
-    }
-    return written >= this.quorum;
-  }
-
-  /**
-   * Releases whatever `token` holds and takes it out of the lines of the nodes `mayHold` names,
-   * waiting for the answers (within the per-node timeout). A node where it held the lock hands it
-   * to its next waiter.
-   */
-  private async leaveEverywhere(
-    token: string,
-    timeoutMs: number,
-    mayHold: (node: number) => boolean,
-  ): Promise<void> {
-    const call = this.releaseCall(token);
-    await fanOut(
-      this.nodes.length,
-      (node) => (mayHold(node) ? runScript(this.nodes[node] as ClientContext, call) : Promise.resolve(false)),
-      timeoutMs,
-    );
   }
 
   /** One node's release of `token` (the same call for every node: one wall-clock reading). */
@@ -309,128 +283,28 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
    * @internal Releases on every node, each handing the lock to the first live waiter of its line
    * (the same waiter everywhere), or takes `token` out of the lines. True when a quorum released
    * it; false when so many nodes did not hold it that no quorum did. It is sent to every node, but
-   * settles once a quorum answered: a node that is down costs no wait.
-   */
-  protected async sendRelease(token: string): Promise<boolean> {
-    const startedAt = this.options.clock.now();
-    return this.quorumAnswer('release', this.releaseCall(token), this.answerWaitMs(), true, (node) =>
-      this.releaseAgain(node, token, startedAt),
-    );
-  }
-
-  /**
-   * Sends a release (or a leave) again to a node where it failed or got no answer, in the
-   * background, until the node answers or a TTL has passed. A leave that never arrived leaves the
-   * call in that node's line, and the node would later hand the lock to a call that is over (its
+   * settles once a quorum answered: a node that is down costs no wait. A node where it failed or got
+   * no answer gets it again in the background until a TTL has passed: a leave that never arrived
+   * would leave the call in that node's line, to be handed the lock later while nobody waits (its
    * process still listens, so the hand-off is not skipped): held by nobody until its TTL runs out.
    */
-  private releaseAgain(node: number, token: string, startedAt: number): void {
+  protected sendRelease(token: string): Promise<boolean> {
     const { clock, ttlMs } = this.options;
-    const backoff = new Backoff({ firstMs: RELEASE_RETRY_FIRST_MS, maxMs: RELEASE_RETRY_MAX_MS });
-    const retry = async (): Promise<void> => {
-      while (clock.now() - startedAt < ttlMs) {
-        await new Promise((resolve) => setTimeout(resolve, backoff.next()).unref());
-        const [reply] = await fanOut(
-          1,
-          () => runScript(this.nodes[node] as ClientContext, this.releaseCall(token)),
-          this.answerWaitMs(),
-        );
-        if (reply?.outcome === 'value') return;
-      }
-    };
-    void retry();
+    const until = clock.now() + ttlMs;
+    const waitMs = this.answerWaitMs();
+    return this.nodes.answer('release', this.releaseCall(token), waitMs, (node) =>
+      this.nodes.resend(node, () => this.releaseCall(token), waitMs, clock, until),
+    );
   }
 
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */
   protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
-    return this.quorumAnswer(
-      'extend',
-      fairExtend(this.keys, { token, ttlMs }),
-      this.nodeTimeoutMs(ttlMs),
-      true,
-    );
-  }
-
-  /**
-   * Sends a yes/no call to every node: true with a quorum of yes, false when the noes rule a quorum
-   * out; rejects with a `QuorumError` when failures do. `early`: settle as soon as that is known
-   * (else wait for every node, within the per-node timeout, so each one has the request).
-   */
-  private async quorumAnswer(
-    operation: string,
-    call: ScriptCall<boolean>,
-    timeoutMs: number,
-    early: boolean,
-    failedOn?: (node: number) => void,
-  ): Promise<boolean> {
-    const nodes = this.nodes.length;
-    const outcomesOf = (replies: readonly NodeReply<boolean>[]) =>
-      replies.map((r) => nodeOutcome(r, (yes) => yes));
-    const replies = await this.fanOut(call, timeoutMs, (yes) => yes, early, failedOn);
-    const outcomes = outcomesOf(replies);
-    const decision = verdict(tally(outcomes), nodes);
-    if (decision === 'won') return true;
-    if (decision === 'held') return false;
-    throw new QuorumError(this.name, operation, this.quorum, outcomes);
+    return this.nodes.answer('extend', fairExtend(this.keys, { token, ttlMs }), this.nodeTimeoutMs(ttlMs));
   }
 
   /** @internal The quorum's view: the owner a quorum agrees on; rejects without a quorum of answers. */
-  protected async readState(): Promise<RedlockState> {
-    const replies = await this.fanOut(fairInspect(this.keys), this.answerWaitMs(), () => true, false);
-    const nodes = replies.map((r): LockState | undefined => {
-      if (r.outcome !== 'value') return undefined;
-      const { locked, ownerToken, remainingTtlMs, lastFencingToken } = r.value;
-      return { locked, ownerToken, remainingTtlMs, lastFencingToken };
-    });
-    const answered = nodes.filter((n): n is LockState => n !== undefined);
-    if (answered.length < this.quorum) {
-      throw new QuorumError(
-        this.name,
-        'inspect',
-        this.quorum,
-        replies.map((r) => nodeOutcome(r, () => true)),
-      );
-    }
-    const lastFencingToken = Math.max(...answered.map((n) => n.lastFencingToken));
-    const owners = new Map<string, number[]>();
-    for (const node of answered) {
-      if (node.ownerToken === undefined) continue;
-      owners.set(node.ownerToken, [...(owners.get(node.ownerToken) ?? []), node.remainingTtlMs ?? 0]);
-    }
-    for (const [ownerToken, ttls] of owners) {
-      if (ttls.length < this.quorum) continue;
-      // Held by a quorum for as long as the quorum-th longest of its keys lives.
-      const remainingTtlMs = [...ttls].sort((a, b) => b - a)[this.quorum - 1];
-      return { locked: true, ownerToken, remainingTtlMs, lastFencingToken, nodes };
-    }
-    return { locked: false, ownerToken: undefined, remainingTtlMs: undefined, lastFencingToken, nodes };
-  }
-
-  /**
-   * One typed call on every node in parallel. `yes` tells a reply that counts toward the quorum;
-   * with `early`, the fan-out settles as soon as the quorum's outcome is decided.
-   */
-  private async fanOut<Result>(
-    call: ScriptCall<Result>,
-    timeoutMs: number,
-    yes: (result: Result) => boolean,
-    early = true,
-    failedOn?: (node: number) => void,
-  ): Promise<NodeReply<Result>[]> {
-    const nodes = this.nodes.length;
-    const replies = await fanOut(
-      nodes,
-      (node) => {
-        const sent = runScript(this.nodes[node] as ClientContext, call);
-        // A request that fails after the fan-out settled (it was pending) is reported too.
-        if (failedOn) sent.catch(() => failedOn(node));
-        return sent;
-      },
-      timeoutMs,
-      early ? (known) => verdict(tally(known.map((r) => nodeOutcome(r, yes))), nodes) !== 'open' : undefined,
-    );
-    if (failedOn) for (const r of replies) if (r.outcome === 'timed-out') failedOn(r.node);
-    return replies;
+  protected readState(): Promise<RedlockState> {
+    return this.nodes.inspect(fairInspect(this.keys), this.answerWaitMs());
   }
 
   /**
