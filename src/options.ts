@@ -227,8 +227,11 @@ export function resolveAcquireOptions<T extends LockOptions>(
     }
     return cached;
   }
-  const given = checkOptionsObject<AcquireOptions>('options', options, known as (keyof AcquireOptions)[]);
-  const { signal, ...rest } = given;
+  const { signal, ...rest } = checkOptionsObject<AcquireOptions>(
+    'options',
+    options,
+    known as (keyof AcquireOptions)[],
+  );
   checkFields(rest as Record<string, unknown>, checks);
   if (signal !== undefined) checkSignal('signal', signal);
   const resolved = { ...base, ...withoutUndefined(rest), signal };

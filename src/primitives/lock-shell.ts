@@ -132,19 +132,17 @@ export abstract class LockShell<
    * The plan of one call: its options checked and merged over the lock's, its token and deadline.
    * Built once; the kind, the waiting loop and the lease all read this one object.
    */
-  private plan(given: unknown, mode: 'wait' | 'try'): Plan<Options> {
+  private plan(options: unknown, mode: 'wait' | 'try'): Plan<Options> {
     const table = this.callOptions();
     const names = mode === 'wait' ? table.acquire : table.tryAcquire;
-    const options = resolveAcquireOptions(given, this.options, names, table.checks);
+    return this.planWith(resolveAcquireOptions(options, this.options, names, table.checks), mode);
+  }
+
+  private planWith(options: EffectiveOptions<Options>, mode: 'wait' | 'try'): Plan<Options> {
     if (mode === 'try') options.signal?.throwIfAborted();
     const now = options.clock.now();
-    return {
-      name: this.name,
-      token: this.newCallToken(options),
-      mode,
-      deadline: mode === 'wait' ? now + options.timeoutMs : now,
-      options,
-    };
+    const deadline = mode === 'wait' ? now + options.timeoutMs : now;
+    return { name: this.name, token: this.newCallToken(options), mode, deadline, options };
   }
 
   /**
