@@ -37,7 +37,7 @@ export interface LockBackend {
   /** Compare-and-pexpire: true when still held by `token` and now extended to `ttlMs`. */
   extend(token: string, ttlMs: number): Promise<boolean>;
   /**
-   * Compare-and-delete, leaving any waiting state of `token` (a queue place): true when `token`
+   * Compare-and-delete, leaving any waiting state of `token` (a queue entry): true when `token`
    * held the lock and it is now released (or handed on). Safe whatever the token's state.
    */
   release(token: string): Promise<boolean>;

@@ -7,9 +7,9 @@ import { HandOffLock } from './hand-off-lock.js';
 /** How a FairMutex behaves: the Mutex's options, plus how long a queued waiter's place outlives it. */
 export interface FairLockOptions extends LockOptions {
   /**
-   * How long a waiter's place in the queue is kept without the waiter renewing it, in milliseconds.
+   * How long a waiter's entry in the queue is kept without the waiter renewing it, in milliseconds.
    * A place never outlives the waiter's own `timeoutMs` either; only a waiter whose timeout is longer
-   * than this renews its place, every `waiterTtlMs / 3`.
+   * than this renews its entry, every `waiterTtlMs / 3`.
    * @default 30_000
    */
   waiterTtlMs: number;
@@ -41,7 +41,7 @@ export function resolveFairLockOptions(options: unknown): Readonly<FairLockOptio
  *
  * Waiters that die or give up: a waiter that times out or is aborted leaves the queue, and if the
  * lock was handed to it meanwhile it hands it on; it never ends up holding the lock. A waiter that
- * crashed keeps its place until its entry's deadline (its acquire deadline, or `waiterTtlMs` after
+ * crashed stays queued until its entry's deadline (its acquire deadline, or `waiterTtlMs` after
  * its last renewal, whichever comes first); entries past their deadline are skipped for free. If the
  * lock reaches a crashed waiter before that, it is handed to it and frees itself after that waiter's
  * `ttlMs`, exactly as when a holder crashes. So one crashed waiter delays the queue by at most its

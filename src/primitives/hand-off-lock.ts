@@ -23,7 +23,7 @@ export interface HandOffPolicy {
 }
 
 /**
- * How long a waiter's queue place lives before its waiter renews it (it wakes to do so), for the
+ * How long a waiter's queue entry lives before its waiter renews it (it wakes to do so), for the
  * kinds without a `waiterTtlMs` option (Mutex, ReentrantMutex).
  */
 export const BARGING_WAITER_TTL_MS = 60_000;
@@ -51,7 +51,7 @@ export abstract class HandOffLock<
   }
 
   /**
-   * @internal How long a waiter's queue place lives without being renewed. Internal like its
+   * @internal How long a waiter's queue entry lives without being renewed. Internal like its
    * implementations: left in the declarations alone, it made every kind fail a strict consumer's
    * type-check (TS2515, "does not implement inherited abstract member").
    */
@@ -72,8 +72,8 @@ export abstract class HandOffLock<
       // a free lock is anyone's. A fair waiter queues regardless (else it would never be served).
       queues: plan.mode === 'wait' && (options.wakeOnRelease || !barging),
       channel: (accept) => this.wakeChannel(accept),
-      send: (place, maybeQueued) =>
-        this.run(this.acquireCall({ token, ttlMs: options.ttlMs, ...place, maybeQueued, barging })),
+      send: (entry, maybeQueued) =>
+        this.run(this.acquireCall({ token, ttlMs: options.ttlMs, ...entry, maybeQueued, barging })),
     });
   }
 

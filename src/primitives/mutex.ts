@@ -26,7 +26,7 @@ export class Mutex extends HandOffLock<LockOptions, LockState> {
     super(client, name, options, resolveLockOptions, { barging: true, skipUnreached: true });
   }
 
-  /** @internal A waiter renews its place once a minute (the Mutex has no `waiterTtlMs` option). */
+  /** @internal A waiter renews its entry once a minute (the Mutex has no `waiterTtlMs` option). */
   protected waiterTtlMs(): number {
     return BARGING_WAITER_TTL_MS;
   }

@@ -62,14 +62,14 @@ export abstract class PermitLock<
         refusedAt ??= decodeRefusal(message, token);
         return refusedAt !== undefined;
       },
-      send: async (place) => {
+      send: async (entry) => {
         if (refusedAt !== undefined) throw new PermitsOverLimitError(this.name, permits, refusedAt);
         const call = semaphoreAcquire(this.semaphoreKeys, {
           token,
           ttlMs: options.ttlMs,
           permits,
           limit,
-          ...place,
+          ...entry,
         });
         const result = await this.run(call);
         if ('overLimit' in result) throw new PermitsOverLimitError(this.name, permits, result.overLimit);

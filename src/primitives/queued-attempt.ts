@@ -2,13 +2,13 @@ import type { Clock } from '../clock.js';
 import type { Plan } from '../plan.js';
 import type { FairAcquireResult } from '../protocol/fair-mutex.js';
 import type { Attempts, Outcome } from '../waiting/attempts.js';
-import { type QueuePlace, Ticket } from '../waiting/ticket.js';
+import { type QueueEntry, Ticket } from '../waiting/ticket.js';
 import { Wake, type WakeChannel } from '../waiting/wake.js';
 import { Waiter } from './hand-off-waiter.js';
 
 /** What a kind that queues its waiters and hands grants to them by a message says of one call. */
 export interface Queue {
-  /** How long a waiter's place lives unrenewed. */
+  /** How long a waiter's entry lives unrenewed. */
   readonly waiterTtlMs: number;
   /** Whether this call queues when it finds the lock taken (a single try never does). */
   readonly queues: boolean;
@@ -17,14 +17,14 @@ export interface Queue {
   /** A message for this call that is not its hand-off: true to wake it (a Semaphore's refusal). */
   hearOther?(message: string): boolean;
   /** One enqueue-or-acquire script call (`maybeQueued`: an earlier attempt may have queued it). */
-  send(place: QueuePlace, maybeQueued: boolean): Promise<FairAcquireResult>;
+  send(entry: QueueEntry, maybeQueued: boolean): Promise<FairAcquireResult>;
 }
 
 /**
  * The attempts of one call to a kind that queues its waiters in FIFO order and hands grants to
  * them by a message (the Mutex's, the FairMutex's, the Semaphore's): once the hand-off message has
  * been heard, no round trip at all; otherwise `send` runs the kind's enqueue-or-acquire script,
- * which queues the caller on the first call and renews its place (and finds a hand-off whose
+ * which queues the caller on the first call and renews its entry (and finds a hand-off whose
  * message was missed) on later ones.
  */
 export function queuedAttempts(plan: Plan, queue: Queue): Attempts {
@@ -59,7 +59,7 @@ async function sendAttempt(
   const sentAt = clock.now();
   const sentAtWall = clock.wallNow?.();
   ticket.join(sentAt);
-  const result = await queue.send(ticket.place(channel), waiter.noteAttempt());
+  const result = await queue.send(ticket.entry(channel), waiter.noteAttempt());
   // Acquired in this reply: the script set the TTL (or restarted it, after a hand-off whose message
   // we missed) while serving this request, so counting from its send time errs on the safe side.
   if (result.acquired) {

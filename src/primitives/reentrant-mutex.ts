@@ -129,7 +129,7 @@ export class ReentrantMutex extends HandOffLock<
     });
   }
 
-  /** @internal A waiter renews its place once a minute, as a Mutex's. */
+  /** @internal A waiter renews its entry once a minute, as a Mutex's. */
   protected waiterTtlMs(): number {
     return BARGING_WAITER_TTL_MS;
   }

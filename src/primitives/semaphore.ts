@@ -84,7 +84,7 @@ export const semaphoreCallOptions: CallOptionTable = callOptionsWith('permits', 
  * Fair: a waiter that finds too few permits free joins a FIFO queue in the same round trip, and a
  * release hands the permits straight to the waiters at the head (one message each, no polling). A
  * request at the head that does not fit yet is not overtaken by smaller ones behind it. Waiters that
- * give up leave the queue; one that crashed keeps its place until its entry's deadline (its acquire
+ * give up leave the queue; one that crashed stays queued until its entry's deadline (its acquire
  * deadline, or `waiterTtlMs` after its last renewal, whichever comes first), and if permits reach it
  * before that they come back after its `ttlMs`, as with a crashed holder.
  *

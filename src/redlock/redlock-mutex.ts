@@ -17,7 +17,7 @@ import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import { redlockAcquire, redlockRelease } from '../protocol/redlock.js';
 import { checkClientList, checkName } from '../validation.js';
 import type { Attempts, Outcome } from '../waiting/attempts.js';
-import { type QueuePlace, Ticket } from '../waiting/ticket.js';
+import { type QueueEntry, Ticket } from '../waiting/ticket.js';
 import { Wake, type WakeChannel } from '../waiting/wake.js';
 import { type NodeReply, nodeOutcome } from './fan-out.js';
 import { LinePlace } from './line-place.js';
@@ -124,8 +124,8 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     // Per node: no channel when the caller does not listen, or once subscribing to it failed (see
     // Ticket); the line's entry takes each attempt's channel.
     ticket.join(sentAt);
-    const places = channels.map((channel) => ticket.place(channel));
-    const replies = await this.sendToLines(plan, line, places, sentAt, wallNow, timeoutMs);
+    const entries = channels.map((channel) => ticket.entry(channel));
+    const replies = await this.sendToLines(plan, line, entries, sentAt, wallNow, timeoutMs);
     const { quorum } = this.nodes;
     line.collectHandOffs();
     if (line.held() >= quorum) {
@@ -176,7 +176,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   private sendToLines(
     plan: Plan<RedlockOptions>,
     line: LinePlace,
-    places: readonly QueuePlace[],
+    entries: readonly QueueEntry[],
     sentAt: number,
     wallNow: number,
     timeoutMs: number,
@@ -187,7 +187,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       const call = redlockAcquire(this.keys, {
         token,
         ttlMs: options.ttlMs,
-        ...(places[node] as QueuePlace),
+        ...(entries[node] as QueueEntry),
         maybeQueued: (line.waiters[node] as Waiter).noteAttempt(),
         barging: false,
         place: line.place,

@@ -28,9 +28,9 @@ export interface RedlockOptions extends LockOptions {
   /**
    * How long a waiter's place in a server's line is kept without the waiter renewing it, in
    * milliseconds; a waiter renews it with every attempt, and at least every `waiterTtlMs / 3`.
-   * Shorter than a FairMutex's, because a place whose leave missed a server that was down comes
+   * Shorter than a FairMutex's, because an entry whose leave missed a server that was down comes
    * back with that server's data, and would be handed the lock while nobody waits for it (held by
-   * nobody for its TTL); a place this short is gone by then.
+   * nobody for its TTL); an entry this short is gone by then.
    * @default 1_000
    */
   waiterTtlMs: number;

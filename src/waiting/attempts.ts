@@ -8,10 +8,10 @@ export type Outcome =
       readonly acquired: false;
       /** How long the holder still has (-1: nothing bounds it; wait for a message). */
       readonly holderPttlMs: number;
-      /** When the attempt's place in a queue must be renewed: a wake-up for it is not a retry. */
+      /** When the attempt's entry in a queue must be renewed: a wake-up for it is not a retry. */
       readonly renewInMs?: number;
       /**
-       * The attempt left state in Redis (a queue place) that outlives it: when its reply comes after
+       * The attempt left state in Redis (a queue entry) that outlives it: when its reply comes after
        * the call gave up, the token is given back again (a client that re-sent the attempt after a
        * reconnect may have queued it after the call's own give-back).
        */

@@ -57,7 +57,7 @@ const POLL_MAX_MS = 250;
  * Redis unreachable for longer than one TTL in a row ends the wait.
  *
  * Giving back: once the call gives up after any attempt, its token is given back best-effort (the
- * attempt may have applied, or left a queue place), and again when an attempt still in flight
+ * attempt may have applied, or left a queue entry), and again when an attempt still in flight
  * settles later with anything but a plain "not acquired".
  */
 export async function acquireWithWaiting(plan: Plan, attempts: Attempts, backend: LockBackend): Promise<Won> {
