@@ -10,7 +10,7 @@ export interface NodeGrant {
 /**
  * One acquire call's place in a RedlockMutex's line, on every node: the place it brings (the same
  * number everywhere, so the nodes agree on who is next), and per node a `Waiter` that hears that
- * node's hand-off and anchors its validity (fair-waiter.ts), plus the nodes that granted it the lock
+ * node's hand-off and anchors its validity (hand-off-waiter.ts), plus the nodes that granted it the lock
  * so far. A quorum of grants is an acquisition.
  */
 export class LinePlace {
@@ -122,7 +122,7 @@ export class LinePlace {
    * After a give-back: forgets every grant, and everything in flight. A reply or a hand-off message
    * that comes later may be of a grant the give-back undid (a release that followed it on the same
    * connection): replies of earlier attempts are ignored, and each node's hand-offs count again only
-   * once a new attempt's reply anchored that node (fair-waiter.ts drops a hand-off older than it).
+   * once a new attempt's reply anchored that node (hand-off-waiter.ts drops a hand-off older than it).
    */
   gaveBack(): void {
     this.clear();
