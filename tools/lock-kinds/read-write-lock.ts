@@ -1,7 +1,9 @@
 /**
- * What the harnesses know of the ReadWriteLock beyond its constructor: the fault suite takes the two
- * sides of one lock (a worker reads or writes).
+ * What the harnesses know of the ReadWriteLock beyond its constructor: the fault suite and the bench
+ * both take the two sides of one lock (a worker reads or writes; a bench cell has one writer).
  */
+import type { Clients, LockUnderTest } from '../../bench/impls.js';
+import { type BenchCell, TTL_MS } from '../../bench/kind-cells.js';
 import {
   acquireAs,
   fromLease,
@@ -33,6 +35,28 @@ export function readWriteHolds(lib: Library, at: HoldContext): LockAdapter {
         alone: write,
         probeScript: SEMAPHORE_PROBE,
       };
+    },
+  };
+}
+
+/**
+ * A bench client of a ReadWriteLock with one writer: the first client of a cell to ask claims the
+ * writer's role (SET NX on a key of the cell's own), every other client reads. Its cells are run
+ * with one client more than the readers wanted (`--clients=2,6,11`: 1, 5 and 10 readers).
+ */
+export function readWriteRoles(lib: Library, clients: Clients, key: string, cell: BenchCell): LockUnderTest {
+  const rw = new lib.ReadWriteLock(clients[cell.client], key, { ttlMs: TTL_MS });
+  let role: 'read' | 'write' | undefined;
+  const claimed = clients.ioredis.set(`${key}:bench-writer`, '1', 'NX').then((ok) => {
+    role = ok === 'OK' ? 'write' : 'read';
+    return role;
+  });
+  return {
+    role: () => role,
+    async acquire() {
+      const side = (role ?? (await claimed)) === 'write' ? rw.writeLock() : rw.readLock();
+      const lease = await side.acquire();
+      return () => lease.release();
     },
   };
 }

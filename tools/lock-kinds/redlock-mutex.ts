@@ -1,8 +1,10 @@
 /**
  * What the harnesses know of the RedlockMutex beyond its constructor: the contract's options for a
- * quorum of one, and how a fault-suite worker holds it over one client per node and asks the nodes
- * who holds it.
+ * quorum of one, how a fault-suite worker holds it over one client per node and asks the nodes who
+ * holds it, and the bench's hand-off-after windows.
  */
+import type { LockUnderTest } from '../../bench/impls.js';
+import type { BenchCell } from '../../bench/kind-cells.js';
 import type { Lease } from '../../src/index.js';
 import {
   acquireAs,
@@ -80,4 +82,35 @@ async function probeQuorum(
   if (selfTtls.length + unanswered >= quorum) return undefined;
   const other = perNode.some((n) => n?.ownerToken !== undefined && n.ownerToken !== lease.token);
   return { holder: other ? 'other' : 'none', pttl: -2 };
+}
+
+/**
+ * The bench's RedlockMutex cells: its defaults (strictly first come, first served), and a
+ * hand-off-after window (`w<ms>`: a releaser asking again keeps a free lock while the first waiter
+ * is younger than that).
+ */
+export const redlockBenchCells: readonly BenchCell<{ readonly handOffAfterMs?: number }>[] = [
+  { section: 'redlock', client: 'ioredis' },
+  ...[2, 20].map((windowMs) => ({
+    section: 'redlock' as const,
+    client: 'ioredis' as const,
+    variant: {
+      id: `-w${windowMs}`,
+      label: `, handOffAfterMs ${windowMs}`,
+      options: { handOffAfterMs: windowMs },
+    },
+  })),
+];
+
+/** A bench client of a RedlockMutex: its tries are the attempts its leases report. */
+export function redlockCycle(lock: { acquire(): Promise<Lease> }): LockUnderTest {
+  let tries = 0;
+  return {
+    async acquire() {
+      const lease = await lock.acquire();
+      tries += lease.attempts;
+      return () => lease.release();
+    },
+    tries: () => tries,
+  };
 }

@@ -1,12 +1,21 @@
 /**
- * The lock kinds of the library, one entry each, with what the harnesses need of them: the lock
- * contract (test/suites/lock-contract.ts, the exit test) and the fault suite (test/faults/). A new
- * lock kind is one entry here; what a harness does with a kind beyond
+ * The lock kinds of the library, one entry each, with what every harness needs of them: the lock
+ * contract (test/suites/lock-contract.ts, the exit test), the fault suite (test/faults/) and the
+ * bench (bench/impls.ts). A new lock kind is one entry here; what a harness does with a kind beyond
  * its constructor lives in the kind's own file next to this one.
  *
  * The entries are built for a given library: the tests run the sources, the bench the built package
  * (bench/locksmith.ts), so nothing here imports the library itself.
  */
+import {
+  SEMAPHORE_LIMIT as BENCH_SEMAPHORE_LIMIT,
+  type BenchCell,
+  type BenchFacet,
+  leaseCycle,
+  locksmithTry,
+  quorumOf,
+  TTL_MS,
+} from '../../bench/kind-cells.js';
 import type * as Locksmith from '../../src/index.js';
 import type {
   AcquireOptions,
@@ -19,8 +28,14 @@ import type {
 } from '../../src/index.js';
 import { type FaultFacet, leaseHolds } from '../../test/faults/toolkit/held-lock.js';
 import type { TestClient } from '../../test/fixtures/clients.js';
-import { READ_WRITE_PERMITS, readWriteHolds } from './read-write-lock.js';
-import { CONTRACT_REDLOCK_OPTIONS, REDLOCK_NODES, redlockHolds } from './redlock-mutex.js';
+import { READ_WRITE_PERMITS, readWriteHolds, readWriteRoles } from './read-write-lock.js';
+import {
+  CONTRACT_REDLOCK_OPTIONS,
+  REDLOCK_NODES,
+  redlockBenchCells,
+  redlockCycle,
+  redlockHolds,
+} from './redlock-mutex.js';
 import { reentrantHolds } from './reentrant-mutex.js';
 import { FAULT_SEMAPHORE_LIMIT, semaphoreHolds } from './semaphore.js';
 
@@ -43,7 +58,7 @@ export interface ContractLock {
   inspect(): Promise<LockState>;
 }
 
-export interface LockKind<L extends ContractLock = ContractLock> {
+export interface LockKind<L extends ContractLock = ContractLock, Variant extends object = object> {
   readonly name: string;
   /** A lock named `name` on `client`, as `new Kind(client, name, options)`. */
   create(client: RedisClient, name: string, options?: Partial<LockOptions>): L;
@@ -60,10 +75,12 @@ export interface LockKind<L extends ContractLock = ContractLock> {
   waiters(lock: L, redis: TestClient): Promise<number>;
   /** How the fault suite's workers hold it (absent: the fault suite does not run it). */
   readonly fault?: FaultFacet;
+  /** Its cells in the bench (absent: not benchmarked). */
+  readonly bench?: BenchFacet<Variant>;
 }
 
-/** Keeps each entry's facets agreeing on the lock type. */
-function lockKind<L extends ContractLock>(kind: LockKind<L>): LockKind {
+/** Keeps each entry's facets agreeing on the lock type and the bench cells' variants. */
+function lockKind<L extends ContractLock, Variant extends object>(kind: LockKind<L, Variant>): LockKind {
   return kind as unknown as LockKind;
 }
 
@@ -75,13 +92,20 @@ async function queueLength<L extends { keys: { queue: string } }>(
   return Number(await redis.command('LLEN', lock.keys.queue));
 }
 
+/** The cells of a lock in the single-server table: each client library, and ioredis failing fast. */
+const lockCells: readonly BenchCell[] = [
+  { section: 'locks', client: 'ioredis' },
+  { section: 'locks', client: 'nodeRedis' },
+  { section: 'fail-fast', client: 'ioredisFailFast' },
+];
+
 /**
  * An exclusive lock built as `new Lock(client, name, options)`, whose leases every harness takes as
- * they are; `names` are its name in the contract and its fault id.
+ * they are; `names` are its name in the contract, its fault id and its bench id stem.
  */
 function plainLock(
   Lock: Library['Mutex'] | Library['FairMutex'],
-  names: { readonly name: string; readonly fault: string },
+  names: { readonly name: string; readonly fault: string; readonly bench: string },
 ): LockKind {
   return lockKind({
     name: names.name,
@@ -92,13 +116,21 @@ function plainLock(
       label: names.name,
       holds: (at) => leaseHolds(new Lock(at.client, at.name, at.options), at.config),
     },
+    bench: {
+      id: names.bench,
+      label: names.name,
+      cells: lockCells,
+      limit: 1,
+      isTry: locksmithTry,
+      create: (clients, key, cell) => leaseCycle(new Lock(clients[cell.client], key, { ttlMs: TTL_MS })),
+    },
   });
 }
 
 export function lockKinds(lib: Library): readonly LockKind[] {
   return [
-    plainLock(lib.Mutex, { name: 'Mutex', fault: 'mutex' }),
-    plainLock(lib.FairMutex, { name: 'FairMutex', fault: 'fair-mutex' }),
+    plainLock(lib.Mutex, { name: 'Mutex', fault: 'mutex', bench: 'mutex' }),
+    plainLock(lib.FairMutex, { name: 'FairMutex', fault: 'fair-mutex', bench: 'fair' }),
     lockKind({
       name: 'ReentrantMutex',
       create: (client, name, options) => new lib.ReentrantMutex(client, name, options),
@@ -110,12 +142,23 @@ export function lockKinds(lib: Library): readonly LockKind[] {
       name: 'ReadWriteLock.writeLock',
       create: (client, name, options) => new lib.ReadWriteLock(client, name, options).writeLock(),
       waiters: queueLength,
-      // The fault suite takes both sides of one lock; it is listed here, once.
+      // The fault suite and the bench take both sides of one lock; they are listed here, once.
       fault: {
         id: 'read-write-lock',
         label: 'ReadWriteLock',
         limit: READ_WRITE_PERMITS,
         holds: (at) => readWriteHolds(lib, at),
+      },
+      bench: {
+        id: 'rw',
+        label: 'ReadWriteLock, 1 writer',
+        cells: [{ section: 'read-write', client: 'ioredis' }],
+        // Readers hold it together: the count of overlapping holders is not a violation here; the
+        // parent checks instead that no writer overlapped anyone.
+        limit: Number.MAX_SAFE_INTEGER,
+        readWrite: true,
+        isTry: locksmithTry,
+        create: (clients, key, cell) => readWriteRoles(lib, clients, key, cell),
       },
     }),
     lockKind({
@@ -136,6 +179,20 @@ export function lockKinds(lib: Library): readonly LockKind[] {
         limit: FAULT_SEMAPHORE_LIMIT,
         holds: (at) => semaphoreHolds(lib, at),
       },
+      bench: {
+        id: 'semaphore',
+        label: `Semaphore/${BENCH_SEMAPHORE_LIMIT}`,
+        cells: [
+          { section: 'semaphores', client: 'ioredis' },
+          { section: 'semaphores', client: 'nodeRedis' },
+        ],
+        limit: BENCH_SEMAPHORE_LIMIT,
+        isTry: locksmithTry,
+        create: (clients, key, cell) =>
+          leaseCycle(
+            new lib.Semaphore(clients[cell.client], key, { ttlMs: TTL_MS, limit: BENCH_SEMAPHORE_LIMIT }),
+          ),
+      },
     }),
     lockKind({
       name: 'RedlockMutex',
@@ -147,6 +204,16 @@ export function lockKinds(lib: Library): readonly LockKind[] {
         label: `Redlock/${REDLOCK_NODES}`,
         nodes: REDLOCK_NODES,
         holds: (at) => redlockHolds(lib, at),
+      },
+      bench: {
+        id: 'redlock',
+        label: 'RedlockMutex',
+        cells: redlockBenchCells,
+        servers: 3,
+        create: (clients, key, cell) =>
+          redlockCycle(
+            new lib.RedlockMutex(quorumOf(clients), key, { ttlMs: TTL_MS, ...cell.variant?.options }),
+          ),
       },
     }),
   ];
