@@ -13,9 +13,10 @@ import {
 import NodeRedlock from 'redlock';
 import { createLock, createRedlock, IoredisAdapter } from 'redlock-universal';
 import type { NodeRedisClient } from '../src/index.js';
-import { scripts } from '../src/protocol/scripts.js';
+import { lockKinds } from '../tools/lock-kinds/registry.js';
 import { luaLock, originalLock } from './book-locks.js';
 import { basicSemaphore, fairSemaphore } from './book-semaphores.js';
+import { locksmithCells, quorumOf, SEMAPHORE_LIMIT, TTL_MS } from './kind-cells.js';
 import { locksmith as lib } from './locksmith.js';
 import { rawScriptsIoredis, rawScriptsNodeRedis } from './raw-scripts.js';
 import { REFERENCE_ACQUIRE, referenceHandOff } from './reference-handoff.js';
@@ -43,9 +44,6 @@ export interface Clients {
   readonly quorum: readonly Redis[] | undefined;
 }
 
-/** The clients of `Clients` that talk to the one server of the single-node cells. */
-type SingleServerClient = 'ioredis' | 'nodeRedis' | 'ioredisFailFast';
-
 export interface ImplSpec {
   readonly id: string;
   readonly label: string;
@@ -64,46 +62,6 @@ export interface ImplSpec {
   readonly readWrite?: boolean;
   /** Whether a command sent is one try at the lock (when the lock does not count tries itself). */
   isTry?(name: string, firstArg: string | undefined): boolean;
-}
-
-const TTL_MS = 10_000;
-
-/** The semaphores' permits (issue #11: limit 3, at 2, 5 and 10 clients). */
-export const SEMAPHORE_LIMIT = 3;
-
-function locksmithTry(name: string, firstArg: string | undefined): boolean {
-  const acquires = [scripts.fairAcquire, scripts.semaphoreAcquire];
-  if (name === 'evalsha') return acquires.some((script) => firstArg === script.sha1);
-  if (name === 'eval') return acquires.some((script) => firstArg === script.source);
-  return false;
-}
-
-function locksmith(
-  id: string,
-  label: string,
-  Kind: typeof lib.Mutex | typeof lib.FairMutex | typeof lib.Semaphore,
-  client: SingleServerClient,
-): ImplSpec {
-  const limit = Kind === lib.Semaphore ? SEMAPHORE_LIMIT : 1;
-  return {
-    id,
-    label,
-    family: 'locksmith',
-    limit,
-    create(clients, key) {
-      const lock =
-        Kind === lib.Semaphore
-          ? new lib.Semaphore(clients[client], key, { ttlMs: TTL_MS, limit })
-          : new (Kind as typeof lib.Mutex)(clients[client], key, { ttlMs: TTL_MS });
-      return {
-        async acquire() {
-          const lease = await lock.acquire();
-          return () => lease.release();
-        },
-      };
-    },
-    isTry: locksmithTry,
-  };
 }
 
 function book(id: string, label: string, make: typeof originalLock, limit = 1): ImplSpec {
@@ -164,47 +122,7 @@ function redlockImpl(
   };
 }
 
-/**
- * Locksmith's ReadWriteLock with one writer and readers: the first client of a cell to ask claims
- * the writer's role (SET NX on a key of the cell's own), every other client reads. Its cells are run
- * with one client more than the readers wanted (`--clients=2,6,11`: 1, 5 and 10 readers).
- */
-function locksmithReadWrite(id: string, label: string, client: SingleServerClient): ImplSpec {
-  return {
-    id,
-    label,
-    family: 'locksmith',
-    readWrite: true,
-    // Readers hold it together: the count of overlapping holders is not a violation here; the
-    // parent checks instead that no writer overlapped anyone.
-    limit: Number.MAX_SAFE_INTEGER,
-    create(clients, key) {
-      const rw = new lib.ReadWriteLock(clients[client], key, { ttlMs: TTL_MS });
-      let role: 'read' | 'write' | undefined;
-      const claimed = clients.ioredis.set(`${key}:bench-writer`, '1', 'NX').then((ok) => {
-        role = ok === 'OK' ? 'write' : 'read';
-        return role;
-      });
-      return {
-        role: () => role,
-        async acquire() {
-          const side = (role ?? (await claimed)) === 'write' ? rw.writeLock() : rw.readLock();
-          const lease = await side.acquire();
-          return () => lease.release();
-        },
-      };
-    },
-    isTry: locksmithTry,
-  };
-}
-
 const oneMs = { retryCount: 100_000, retryDelay: 1, retryJitter: 0 };
-
-/** The clients of a Redlock cell's three servers (run.ts starts them for `servers: 3` implementations). */
-function quorumOf(clients: Clients): Redis[] {
-  if (!clients.quorum) throw new Error('a Redlock cell needs three servers (BENCH_REDLOCK_URLS)');
-  return [...clients.quorum];
-}
 
 /** redlock-universal on one server (`createLock`) or three (`createRedlock`), defaults or tuned. */
 function universalImpl(tuned: boolean, servers: 1 | 3): ImplSpec {
@@ -237,38 +155,12 @@ function universalImpl(tuned: boolean, servers: 1 | 3): ImplSpec {
   };
 }
 
-/** The Redlock implementations over three servers: Locksmith's and the peers', defaults and tuned. */
-/**
- * Locksmith's RedlockMutex with its defaults (strictly first come, first served), and with a
- * hand-off-after window (`w<ms>`: a releaser asking again keeps a free lock while the first waiter
- * is younger than that).
- */
-const locksmithRedlockCells = [undefined, 2, 20].map(
-  (windowMs): ImplSpec => ({
-    id: `locksmith-redlock-ioredis${windowMs === undefined ? '' : `-w${windowMs}`}`,
-    label: `Locksmith RedlockMutex (ioredis, 3 servers${windowMs === undefined ? '' : `, handOffAfterMs ${windowMs}`})`,
-    family: 'locksmith',
-    servers: 3,
-    create(clients, key) {
-      const lock = new lib.RedlockMutex(quorumOf(clients), key, {
-        ttlMs: TTL_MS,
-        ...(windowMs === undefined ? {} : { handOffAfterMs: windowMs }),
-      });
-      let tries = 0;
-      return {
-        async acquire() {
-          const lease = await lock.acquire();
-          tries += lease.attempts;
-          return () => lease.release();
-        },
-        tries: () => tries,
-      };
-    },
-  }),
-);
+/** Locksmith's cells, from the registry of lock kinds, each where its section stands below. */
+const locksmithFacets = lockKinds(lib).flatMap((kind) => (kind.bench ? [kind.bench] : []));
 
+/** The Redlock implementations over three servers: Locksmith's and the peers', defaults and tuned. */
 const redlockCells: ImplSpec[] = [
-  ...locksmithRedlockCells,
+  ...locksmithCells(locksmithFacets, 'redlock'),
   ...[false, true].flatMap((tuned): ImplSpec[] => [
     {
       ...redlockImpl(
@@ -312,22 +204,8 @@ const redlockCells: ImplSpec[] = [
 ];
 
 export const impls: readonly ImplSpec[] = [
-  locksmith('locksmith-mutex-ioredis', 'Locksmith Mutex (ioredis)', lib.Mutex, 'ioredis'),
-  locksmith('locksmith-mutex-node-redis', 'Locksmith Mutex (node-redis)', lib.Mutex, 'nodeRedis'),
-  locksmith('locksmith-fair-ioredis', 'Locksmith FairMutex (ioredis)', lib.FairMutex, 'ioredis'),
-  locksmith('locksmith-fair-node-redis', 'Locksmith FairMutex (node-redis)', lib.FairMutex, 'nodeRedis'),
-  locksmith(
-    'locksmith-mutex-ioredis-failfast',
-    'Locksmith Mutex (ioredis, enableOfflineQueue: false)',
-    lib.Mutex,
-    'ioredisFailFast',
-  ),
-  locksmith(
-    'locksmith-fair-ioredis-failfast',
-    'Locksmith FairMutex (ioredis, enableOfflineQueue: false)',
-    lib.FairMutex,
-    'ioredisFailFast',
-  ),
+  ...locksmithCells(locksmithFacets, 'locks'),
+  ...locksmithCells(locksmithFacets, 'fail-fast'),
   {
     id: 'reference-handoff',
     label: 'Reference FIFO hand-off (unsafe, ~40 lines)',
@@ -349,16 +227,10 @@ export const impls: readonly ImplSpec[] = [
     uncontendedOnly: true,
     create: (clients, key) => rawScriptsNodeRedis(clients.nodeRedis, key, TTL_MS),
   },
-  locksmithReadWrite('locksmith-rw-ioredis', 'Locksmith ReadWriteLock, 1 writer (ioredis)', 'ioredis'),
+  ...locksmithCells(locksmithFacets, 'read-write'),
   book('book-original', 'Book: original lock (SETNX+EXPIRE, WATCH/MULTI)', originalLock),
   book('book-lua', 'Book: Lua lock', luaLock),
-  locksmith('locksmith-semaphore-ioredis', 'Locksmith Semaphore/3 (ioredis)', lib.Semaphore, 'ioredis'),
-  locksmith(
-    'locksmith-semaphore-node-redis',
-    'Locksmith Semaphore/3 (node-redis)',
-    lib.Semaphore,
-    'nodeRedis',
-  ),
+  ...locksmithCells(locksmithFacets, 'semaphores'),
   book(
     'book-semaphore',
     'Book: semaphore/3 (6.3.1, client clocks, 1 ms retry)',

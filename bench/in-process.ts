@@ -22,10 +22,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { startRedis } from '../tools/redis-server.js';
 import { type Clients, impls, type LockUnderTest } from './impls.js';
-import { locksmith as lib, locksmithSource } from './locksmith.js';
+import { TTL_MS } from './kind-cells.js';
+import { locksmithSource } from './locksmith.js';
 import { referenceHandOff } from './reference-handoff.js';
 
-const TTL_MS = 10_000;
 const WARM_UP_MS = 1_000;
 
 const value = (name: string) =>
@@ -36,7 +36,12 @@ const runs = Number(value('runs') ?? 4);
 const windowMs = Number(value('ms') ?? 2_000);
 const heap = process.argv.includes('--heap');
 
-const benchImpl = (kind: string) => impls.find((spec) => spec.id === kind);
+/** The short kinds: the bench's ioredis cells of the Mutex and the FairMutex. */
+const shortKinds: Readonly<Record<string, string>> = {
+  mutex: 'locksmith-mutex-ioredis',
+  fair: 'locksmith-fair-ioredis',
+};
+const benchImpl = (kind: string) => impls.find((spec) => spec.id === (shortKinds[kind] ?? kind));
 const quorumUrls: string[] = [];
 
 function lockFor(kind: string, client: Redis, key: string): LockUnderTest {
@@ -52,15 +57,7 @@ function lockFor(kind: string, client: Redis, key: string): LockUnderTest {
     } as unknown as Clients;
     return spec.create(clients, key);
   }
-  const Kind = kind === 'mutex' ? lib.Mutex : kind === 'fair' ? lib.FairMutex : undefined;
-  if (!Kind) throw new Error(`unknown kind ${kind} (fair, mutex, reference, or a bench implementation id)`);
-  const lock = new Kind(client, key, { ttlMs: TTL_MS });
-  return {
-    async acquire() {
-      const lease = await lock.acquire();
-      return () => lease.release();
-    },
-  };
+  throw new Error(`unknown kind ${kind} (fair, mutex, reference, or a bench implementation id)`);
 }
 
 interface Run {

@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { READ_WRITE_PERMITS } from '../../tools/lock-kinds/read-write-lock.js';
 import { check, type KeyFindings } from './toolkit/checker.js';
-import { READ_WRITE_PERMITS } from './toolkit/locks.js';
 import type { HistoryEvent } from './toolkit/protocol.js';
 import type { ResourceStats } from './toolkit/resource.js';
 

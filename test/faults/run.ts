@@ -26,8 +26,8 @@ import { parseArgs } from 'node:util';
 import { requireRedisServer } from '../../tools/redis-server.js';
 import { chaos, controls, redlockScenarios, scenarios } from './scenarios.js';
 import { runScenario, type Scenario, type ScenarioResult } from './toolkit/harness.js';
-import { lockLimit, lockNodes, SEMAPHORE_LIMIT } from './toolkit/locks.js';
-import type { LockKind } from './toolkit/protocol.js';
+import { lockLabel, lockLimit, lockNodes } from './toolkit/locks.js';
+import type { LockId } from './toolkit/protocol.js';
 import { spawnWorkers, type WorkerHandle } from './toolkit/workers.js';
 
 const { values } = parseArgs({
@@ -57,25 +57,11 @@ const primitives = (
   values.locks ??
   process.env.FAULTS_LOCKS ??
   'mutex,fair-mutex,semaphore,redlock-mutex'
-).split(',') as LockKind[];
-const lockLabel: Record<LockKind, string> = {
-  mutex: 'Mutex',
-  'fair-mutex': 'FairMutex',
-  'reentrant-mutex': 'ReentrantMutex',
-  'read-write-lock': 'ReadWriteLock',
-  semaphore: `Semaphore/${SEMAPHORE_LIMIT}`,
-  'redlock-mutex': 'Redlock/3',
-  'naive-redlock': 'naive Redlock',
-  'leaky-semaphore': 'leaky Semaphore',
-  'no-lock': 'no lock',
-  'naive-short-ttl': 'naive Mutex',
-  'never-released': 'leaky Mutex',
-  'counter-fenced': 'INCR-fenced',
-};
+).split(',') as LockId[];
 
 interface Planned {
   readonly scenario: Scenario;
-  readonly lock: LockKind;
+  readonly lock: LockId;
   readonly durationMs: number;
 }
 
@@ -85,7 +71,7 @@ function plan(): Planned[] {
     const total = parseDuration(values.duration ?? process.env.SOAK_DURATION ?? '10m');
     const chunks: Planned[] = [];
     for (let left = total, i = 0; left > 0; left -= 60_000, i += 1) {
-      const lock = primitives[i % primitives.length] as LockKind;
+      const lock = primitives[i % primitives.length] as LockId;
       chunks.push({ scenario: chaos, lock, durationMs: Math.min(60_000, left) });
     }
     return chunks;
@@ -93,7 +79,7 @@ function plan(): Planned[] {
   const durationMs = parseDuration(values['scenario-ms'] ?? process.env.FAULTS_SCENARIO_MS ?? '4000');
   const planned: Planned[] = [];
   // A scenario runs for the lock kinds on as many servers as it was written for (Redlock: its own).
-  const fits = (scenario: Scenario, lock: LockKind) => (scenario.nodes ?? 1) === lockNodes(lock);
+  const fits = (scenario: Scenario, lock: LockId) => (scenario.nodes ?? 1) === lockNodes(lock);
   for (const scenario of [...scenarios, ...redlockScenarios].filter(matches)) {
     for (const lock of scenario.locks ?? primitives) {
       if (fits(scenario, lock) && (!scenario.exclusive || lockLimit(lock) === 1))
@@ -162,15 +148,15 @@ async function main(): Promise<number> {
         result = await runScenario(item.scenario, { lock: item.lock, durationMs: item.durationMs }, pool);
       } catch (error) {
         // The harness itself broke (a server that would not restart, a worker gone): a failure.
-        console.log(`FAILED ${item.scenario.name} [${lockLabel[item.lock]}]: ${String(error)}`);
-        failures.push(`${item.scenario.name} [${lockLabel[item.lock]}]: harness error`);
+        console.log(`FAILED ${item.scenario.name} [${lockLabel(item.lock)}]: ${String(error)}`);
+        failures.push(`${item.scenario.name} [${lockLabel(item.lock)}]: harness error`);
         crashed += 1;
         continue;
       }
       results.push(result);
       const verdict = result.passed ? 'ok' : 'FAILED';
       console.log(
-        `${verdict.padEnd(6)} ${result.scenario} [${lockLabel[item.lock]}]: ${result.report.acquisitions} acquisitions, ` +
+        `${verdict.padEnd(6)} ${result.scenario} [${lockLabel(item.lock)}]: ${result.report.acquisitions} acquisitions, ` +
           `${result.report.totalViolations - result.tolerated} violations (${result.seconds.toFixed(1)} s)${
             result.expect === 'flagged' ? ' (negative control: must be flagged)' : ''
           }`,
@@ -181,7 +167,7 @@ async function main(): Promise<number> {
       }
       for (const error of result.report.errors) console.log(`         acquire failed with: ${error}`);
       if (!result.passed) {
-        failures.push(`${result.scenario} [${lockLabel[item.lock]}]`);
+        failures.push(`${result.scenario} [${lockLabel(item.lock)}]`);
         if (result.notExercised) console.log(`         not exercised: ${result.notExercised}`);
       }
     }
@@ -202,7 +188,7 @@ async function main(): Promise<number> {
   console.log('-'.repeat(100));
   for (const r of results) {
     console.log(
-      `${pad(r.scenario, 44)} ${pad(lockLabel[r.lock], 11)} ${pad(String(r.report.acquisitions), 12, true)} ${pad(
+      `${pad(r.scenario, 44)} ${pad(lockLabel(r.lock), 11)} ${pad(String(r.report.acquisitions), 12, true)} ${pad(
         String(r.report.totalViolations - r.tolerated),
         10,
         true,

@@ -9,9 +9,9 @@
  * three servers each behind its own proxy) runs only the scenarios marked `nodes: REDLOCK_NODES`
  * (`redlockScenarios`, at the end), and those run for nothing else.
  */
+import { REDLOCK_NODES } from '../../tools/lock-kinds/redlock-mutex.js';
 import type { CheckReport } from './toolkit/checker.js';
 import { every, type FaultContext, type Scenario } from './toolkit/harness.js';
-import { REDLOCK_NODES } from './toolkit/locks.js';
 import type { CommandAction, FaultProxy, ProxiedCommand } from './toolkit/proxy.js';
 import type { WorkerHandle } from './toolkit/workers.js';
 

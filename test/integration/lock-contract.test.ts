@@ -1,7 +1,8 @@
+import * as sources from '../../src/index.js';
+import { lockKinds } from '../../tools/lock-kinds/registry.js';
 import { clientKinds } from '../fixtures/clients.js';
 import { lockContract } from '../suites/lock-contract.js';
-import { lockKinds } from '../suites/lock-kinds.js';
 
-for (const lockKind of lockKinds) {
+for (const lockKind of lockKinds(sources)) {
   for (const kind of clientKinds) lockContract(lockKind, kind);
 }

@@ -9,10 +9,11 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import * as sources from '../../src/index.js';
+import { lockKinds } from '../../tools/lock-kinds/registry.js';
 import { startRedis } from '../../tools/redis-server.js';
 import { clientKinds } from '../fixtures/clients.js';
 import { nameMaker } from '../fixtures/helpers.js';
-import { lockKinds } from '../suites/lock-kinds.js';
 
 const childFile = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/exit-child.ts');
 
@@ -44,7 +45,7 @@ describe('a process exits once its client is closed', () => {
   const name = nameMaker('process-exit');
 
   for (const kind of clientKinds) {
-    for (const lockKind of lockKinds) {
+    for (const lockKind of lockKinds(sources)) {
       test(`${lockKind.name} (${kind.name})`, async () => {
         const { alive, code } = await runChild([kind.name, server.url, lockKind.name, name()]);
         // A TCP socket or a timer still referenced after the client's close is Locksmith's: the

@@ -1,10 +1,10 @@
 /**
  * ReadWriteLock on a real Redis, for every client kind: what only a read-write lock does (the lock
- * contract runs for each side from lock-kinds.ts). Readers share, a writer is alone; a recorder
- * across processes shows readers overlapping readers and nothing overlapping a writer; a writer
- * behind a continuous stream of readers gets in within a bound; downgrade lets no writer in between;
- * nested calls (an upgrade) are refused before anything is sent; crashed holders of either side
- * expire. Events are ordered by observable state (queue length, readers, a key gone).
+ * contract runs for each side from tools/lock-kinds/registry.ts). Readers share, a writer is alone;
+ * a recorder across processes shows readers overlapping readers and nothing overlapping a writer; a
+ * writer behind a continuous stream of readers gets in within a bound; downgrade lets no writer in
+ * between; nested calls (an upgrade) are refused before anything is sent; crashed holders of either
+ * side expire. Events are ordered by observable state (queue length, readers, a key gone).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

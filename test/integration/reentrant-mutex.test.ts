@@ -1,10 +1,10 @@
 /**
  * ReentrantMutex on a real Redis, for every client kind: what only a reentrant lock does (the lock
- * contract, run for it from lock-kinds.ts, covers the rest). Nested holds by one owner (through the
- * async context and through an explicit `LockOwner`), the same fencing token for every hold, another
- * owner excluded until the last hold is released, releases beyond the holds reported, the hold count
- * kept by extensions, and a crashed holder's holds expiring with its lock. Events are ordered by
- * observable state (a waiter queued, a hold count, a key gone).
+ * contract, run for it from tools/lock-kinds/registry.ts, covers the rest). Nested holds by one
+ * owner (through the async context and through an explicit `LockOwner`), the same fencing token for
+ * every hold, another owner excluded until the last hold is released, releases beyond the holds
+ * reported, the hold count kept by extensions, and a crashed holder's holds expiring with its lock.
+ * Events are ordered by observable state (a waiter queued, a hold count, a key gone).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * The lock contract: what every exclusive lock kind (lock-kinds.ts) promises, written once and run
+ * The lock contract: what every exclusive lock kind (tools/lock-kinds/registry.ts) promises, written once and run
  * for every lock kind and every client library (clients.ts), each pair on a redis-server of its own.
  *
  * Tests use the public API and, of the keys, only `keys.lock` and `keys.fence`. Events are ordered
@@ -18,10 +18,10 @@ import {
   NotHeldError,
   TooManyAttemptsError,
 } from '../../src/index.js';
+import type { ContractLock, LockKind } from '../../tools/lock-kinds/registry.js';
 import type { ClientKind, TestClient } from '../fixtures/clients.js';
 import { resetStats, scriptCalls } from '../fixtures/commandstats.js';
 import { abortedWith, awaitedLater, nameMaker, redisForSuite, until, within } from '../fixtures/helpers.js';
-import type { ContractLock, LockKind } from './lock-kinds.js';
 
 export function lockContract(lockKind: LockKind, kind: ClientKind): void {
   describe(`${lockKind.name} contract (${kind.name})`, () => {

@@ -20,7 +20,7 @@ import { clientKindIndex } from './client-rotation.js';
 import { lockLimit, lockNodes } from './locks.js';
 import {
   type HistoryEvent,
-  type LockKind,
+  type LockId,
   mono,
   type ResourceReply,
   type ResourceRequest,
@@ -51,7 +51,7 @@ export interface FaultContext {
 }
 
 export interface ScenarioRun {
-  readonly lock: LockKind;
+  readonly lock: LockId;
   readonly durationMs: number;
 }
 
@@ -60,7 +60,7 @@ export interface Scenario {
   /** 'safe': must show zero violations. 'flagged': a negative control, must show some. */
   readonly expect: 'safe' | 'flagged';
   /** Which locks it runs for: the real primitives by default, or one fixed kind (controls). */
-  readonly locks?: readonly LockKind[];
+  readonly locks?: readonly LockId[];
   readonly redis?: { appendOnly?: boolean };
   /** A proxy in front of each redis-server (every node of a Redlock). */
   readonly proxy?: boolean;
@@ -101,7 +101,7 @@ export interface Scenario {
 
 export interface ScenarioResult {
   readonly scenario: string;
-  readonly lock: LockKind;
+  readonly lock: LockId;
   readonly expect: 'safe' | 'flagged';
   readonly report: CheckReport;
   readonly counts: Readonly<Record<string, number>>;

@@ -18,43 +18,11 @@ export function mono(): number {
  */
 export const UNTIL_RELEASED = Number.MAX_SAFE_INTEGER;
 
-/** Which lock the workers take. The last two are deliberately broken (negative controls). */
-export type LockKind =
-  | 'mutex'
-  | 'fair-mutex'
-  /** A ReentrantMutex, each acquisition holding it twice (outer and re-entry; locks.ts). */
-  | 'reentrant-mutex'
-  /** A ReadWriteLock, a third of the acquisitions writers; checked as at most K (locks.ts). */
-  | 'read-write-lock'
-  /** A Semaphore of `SEMAPHORE_LIMIT` permits (locks.ts); each acquisition takes 1 or 2. */
-  | 'semaphore'
-  /**
-   * A RedlockMutex over `REDLOCK_NODES` redis-servers (locks.ts), each behind its own fault proxy
-   * when the scenario has one; it runs only the scenarios written for several nodes (`nodes`).
-   */
-  | 'redlock-mutex'
-  /**
-   * A RedlockMutex with a TTL shorter than the critical section and no renewal, used by code that
-   * believes it holds the lock until it releases it (the Redlock negative control).
-   */
-  | 'naive-redlock'
-  /** A Semaphore that admits one permit more than `SEMAPHORE_LIMIT`, checked against that limit. */
-  | 'leaky-semaphore'
-  /** No lock at all: the "acquisition" succeeds at once and believes it lasts until release. */
-  | 'no-lock'
-  /**
-   * A Mutex with a TTL shorter than the critical section and no renewal, used by code that believes
-   * it holds the lock until it releases it (it reports validity until release, like a lock without
-   * leases would).
-   */
-  | 'naive-short-ttl'
-  /** A Mutex whose leases are dropped instead of released: their watchdogs renew them for ever. */
-  | 'never-released'
-  /**
-   * The fencing scheme Locksmith had before tokens got a server-time floor: SET NX PX plus INCR of a
-   * counter, which a Redis restarted without persistence resets to 1 (tokens go backwards).
-   */
-  | 'counter-fenced';
+/**
+ * Which lock the workers take: the fault id of a lock kind of the registry ('mutex', 'semaphore',
+ * 'redlock-mutex', ...) or of a negative control ('no-lock', ...); locks.ts has them all.
+ */
+export type LockId = string;
 
 export interface WorkerConfig {
   readonly scenario: string;
@@ -72,7 +40,7 @@ export interface WorkerConfig {
   readonly probeUrls?: readonly string[] | undefined;
   /** Redlock's `nodeTimeoutMs` (default: the library's). */
   readonly nodeTimeoutMs?: number | undefined;
-  readonly lock: LockKind;
+  readonly lock: LockId;
   readonly lockNames: readonly string[];
   readonly ttlMs: number;
   readonly autoExtend: boolean;

@@ -12,7 +12,8 @@ import { Redis as IORedis } from 'ioredis';
 import { subscribeLockEvents } from '../../../src/events.js';
 import { clientKinds, type TestClient } from '../../fixtures/clients.js';
 import { ownerTokenOf } from '../../fixtures/lock-value.js';
-import { type HeldLock, type LockAdapter, lockAdapter, lockLimit, type NodeClients } from './locks.js';
+import type { HeldLock, LockAdapter, NodeClients } from './held-lock.js';
+import { lockAdapter, lockLimit } from './locks.js';
 import {
   type FromWorker,
   type HistoryEvent,
@@ -243,10 +244,7 @@ async function holdAndRelease(current: Run, held: HeldLock, lock: string, id: nu
   }
   let skippedWrite = false;
   if (config.honorSignal && held.signal.aborted) skippedWrite = true;
-  else if (
-    lockLimit(config.lock) > 1 &&
-    !(config.lock === 'read-write-lock' && held.permits === lockLimit(config.lock))
-  ) {
+  else if (lockLimit(config.lock) > 1 && !held.alone) {
     // Several holders at once by design: a read-modify-write of one register would lose updates
     // whatever the lock does, so a Semaphore's critical section (and a reader's) only takes its
     // time. A read-write lock's writer is alone: it does the fenced read-modify-write.
@@ -302,7 +300,8 @@ async function probe(redis: IORedis, held: HeldLock, id: number): Promise<void> 
   if (held.signal.aborted || validUntil <= q0) return;
   try {
     if (held.probe) {
-      // A lock over several servers answers for itself (see redlockHolds in locks.ts).
+      // A lock over several servers answers for itself (see redlockHolds in
+      // tools/lock-kinds/redlock-mutex.ts).
       const answer = await held.probe();
       const q1 = mono();
       if (answer) emit({ ev: 'probe', w: index, seq: id, q0, q1, validUntil, ...answer });
