@@ -24,13 +24,11 @@
 -- The lock goes to the caller only when it is free and no live waiter is ahead. When it is free and
 -- a live waiter is ahead (the holder expired without a release), it is handed to that waiter here.
 -- The logic is include/hand-off-acquire.lua (the ReentrantMutex's script runs it too).
--- Server time (TIME) keeps deadlines in one clock for every client; Redis 5+ replicates a script's
--- effects, so reading TIME before writing is allowed.
+-- #include server-time.lua
 -- #include next-fence.lua
 -- #include fair-holder.lua
 -- #include fair-queue.lua
 -- #include hand-on.lua
 -- #include hand-off-acquire.lua
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local t, now = server_time()
 return acquire_or_queue(decode_holder(redis.call('get', KEYS[1])), t, now)

@@ -5,12 +5,12 @@
 -- Reply: 1 when extended; 0 when the lock is not held by this token (nothing is changed).
 -- The holder's value records its expiry (for the waiters' wait bound), so it is written again with
 -- the new one rather than only PEXPIREd.
+-- #include server-time.lua
 -- #include fair-holder.lua
 local holder = decode_holder(redis.call('get', KEYS[1]))
 if not holder or holder.token ~= ARGV[1] then return 0 end
 if not holder.expiry then return redis.call('pexpire', KEYS[1], ARGV[2]) end
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local _, now = server_time()
 holder.expiry = now + tonumber(ARGV[2])
 store_holder(KEYS[1], holder, now)
 return 1

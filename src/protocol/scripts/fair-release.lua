@@ -22,6 +22,7 @@
 -- when the lock is freed, in the tombstone.
 -- The logic is include/hand-off-release.lua (the ReentrantMutex's script runs it too).
 -- Cost: O(1) plus the dead entries dropped for the holder; O(queue length) for a waiter leaving.
+-- #include server-time.lua
 -- #include next-fence.lua
 -- #include fair-holder.lua
 -- #include fair-queue.lua

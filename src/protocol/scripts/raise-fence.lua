@@ -9,6 +9,7 @@
 -- The holder's value records its fencing token, and a release hands the next one out from it
 -- without reading the counter (hand-on.lua): it is raised too, or that hand-off would take a
 -- token below this one and lower the counter.
+-- #include server-time.lua
 -- #include fair-holder.lua
 local floor = tonumber(ARGV[1])
 local current = tonumber(redis.call('get', KEYS[1]) or '0')
@@ -16,8 +17,7 @@ if current >= floor then return current end
 redis.call('set', KEYS[1], string.format('%d', floor))
 local holder = decode_holder(redis.call('get', KEYS[2]))
 if holder and holder.fence and holder.fence < floor then
-  local t = redis.call('time')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local _, now = server_time()
   holder.fence = floor
   store_holder(KEYS[2], holder, now)
 end

@@ -32,14 +32,14 @@
 -- usually already on a quorum. Tokens still only grow, and a server that lost its counter starts
 -- again above every token handed out more than a second before.
 -- Cost: O(log line length).
+-- #include server-time.lua
 -- #include next-fence.lua
 -- #include fair-holder.lua
 -- #include ordered-queue.lua
 -- #include hand-on.lua
 -- #include hand-off-acquire.lua
 fence_time_step_us = 1000000
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local t, now = server_time()
 local taken_at, tolerance = now - tonumber(ARGV[10]), tonumber(ARGV[11])
 ordered_place = string.format('%d',
   math.min(math.max(tonumber(ARGV[7]), taken_at - tolerance), taken_at + tolerance))

@@ -16,6 +16,7 @@
 --        waiter, or is free), or released it last; 0 when it did not (its place is removed).
 -- A hand-off publishes "token:fencing token:server time ms" on the waiter's channel.
 -- Cost: O(log line length), plus the dead entries dropped.
+-- #include server-time.lua
 -- #include next-fence.lua
 -- #include fair-holder.lua
 -- #include ordered-queue.lua

@@ -19,14 +19,14 @@
 --        {0, wait bound in ms, server time ms} when queued (or not taken, with ARGV[3] 0), as
 --        fair-acquire.lua.
 -- Cost: O(1), as fair-acquire.lua; a re-entry is GET, HSET, SET, PEXPIRE.
+-- #include server-time.lua
 -- #include next-fence.lua
 -- #include fair-holder.lua
 -- #include fair-queue.lua
 -- #include hand-on.lua
 -- #include hand-off-acquire.lua
 -- #include reentrant-holds.lua
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local t, now = server_time()
 local me = ARGV[1]
 local holder = decode_holder(redis.call('get', KEYS[1]))
 if holder and holder.expiry and same_owner(holder.token, me) then

@@ -16,6 +16,7 @@
 -- When the hold in the lock key's value goes while others remain, one of them takes its place there
 -- (same owner, same fencing token, same expiry).
 -- Cost: O(1) for an inner hold (GET, HDEL); the last hold costs fair-release's, plus one HKEYS.
+-- #include server-time.lua
 -- #include next-fence.lua
 -- #include fair-holder.lua
 -- #include fair-queue.lua
@@ -31,8 +32,7 @@ if holder and holder.expiry and same_owner(holder.token, me) then
     if #others > 0 then
       redis.call('hdel', KEYS[6], others[1])
       holder.token = others[1]
-      local t = redis.call('time')
-      local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+      local _, now = server_time()
       store_holder(KEYS[1], holder, now)
       return 1
     end

@@ -6,8 +6,7 @@
 local function release_or_leave(holder)
   local me = ARGV[1]
   if holder and holder.token == me then
-    local t = redis.call('time')
-    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local t, now = server_time()
     if not hand_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], holder, me, t, now, ARGV[2] == '1') then
       redis.call('del', KEYS[1])
       redis.call('set', KEYS[5], me, 'PX', 60000)
@@ -19,8 +18,7 @@ local function release_or_leave(holder)
   leave_queue(KEYS[3], KEYS[4], me)
   if not holder then
     -- A lock found free (its holder expired) with live waiters queued goes to the oldest of them.
-    local t = redis.call('time')
-    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local t, now = server_time()
     hand_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], nil, me, t, now, ARGV[2] == '1')
   end
   return 0

@@ -5,7 +5,7 @@
 -- not seen the last grants), provided the server's clock does not go back. Microseconds since 1970
 -- (~1.8e15) and any counter below 2^53 are exact in Lua's numbers, and '%d' writes them back
 -- exactly (Lua's default formatting would round to 14 significant digits).
--- `time` is a TIME reply the script already read, or nil to read one here. `last` is the counter's
+-- `time` is the TIME reply the script read (server-time.lua). `last` is the counter's
 -- value when the script already knows it (the previous holder's token, written with the counter in
 -- the same script), or nil to read it.
 -- `fence_time_step_us` is the floor's step: 1 (microseconds) unless the including script sets it
@@ -14,7 +14,6 @@
 -- already on a quorum and needs no write-back round trip (redlock-acquire.lua says more).
 local fence_time_step_us = 1
 local function next_fence(key, time, last)
-  time = time or redis.call('time')
   local floor = tonumber(time[1]) * 1000000 + tonumber(time[2])
   floor = floor - floor % fence_time_step_us
   last = last or tonumber(redis.call('get', key) or '0')
