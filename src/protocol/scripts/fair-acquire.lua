@@ -1,8 +1,8 @@
 -- fair-acquire: take a FairMutex in strict arrival order, or join (or renew a place in) its queue.
 -- The Mutex runs it too, barging (ARGV[6]): it takes a free lock without serving the queue first.
--- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock (never expires, so tokens only grow)
--- KEYS[3] the queue: a list of waiter entries, oldest first (see fair-holder.lua)
+-- KEYS[3] the queue: a list of waiter entries, oldest first (see arrival-queue.lua)
 -- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
 -- ARGV[1] the owner token of this acquisition (the same for every attempt of one acquire call)
 -- ARGV[2] the lease TTL in milliseconds
@@ -23,12 +23,12 @@
 -- queue, O(queue length).
 -- The lock goes to the caller only when it is free and no live waiter is ahead. When it is free and
 -- a live waiter is ahead (the holder expired without a release), it is handed to that waiter here.
--- The logic is include/hand-off-acquire.lua (the ReentrantMutex's script runs it too).
+-- The logic is include/acquire-or-queue.lua (the ReentrantMutex's script runs it too).
 -- #include server-time.lua
 -- #include next-fence.lua
--- #include fair-holder.lua
--- #include fair-queue.lua
--- #include hand-on.lua
--- #include hand-off-acquire.lua
+-- #include holder.lua
+-- #include arrival-queue.lua
+-- #include grant-waiter.lua
+-- #include acquire-or-queue.lua
 local t, now = server_time()
 return acquire_or_queue(decode_holder(redis.call('get', KEYS[1])), t, now)

@@ -1,11 +1,11 @@
 -- redlock-acquire: one server's part of a RedlockMutex attempt: take the lock in the line's order,
--- or join (or renew a place in) the line. It is fair-acquire.lua over ordered-queue.lua: every
+-- or join (or renew a place in) the line. It is fair-acquire.lua over placed-line.lua: every
 -- server of the quorum orders its waiters by the place each brings (ARGV[7]), so all of them hand
 -- a release to the same waiter, and a contended lock moves from holder to holder without split
 -- votes.
--- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock (never expires, so tokens only grow)
--- KEYS[3] the line: a sorted set, waiting token -> its place (see ordered-queue.lua)
+-- KEYS[3] the line: a sorted set, waiting token -> its place (see placed-line.lua)
 -- KEYS[4] the waiting: a hash, waiting token -> "deadline ms|lease TTL ms|#channel|channel"
 -- ARGV[1] the owner token of this acquisition (the same for every attempt of one acquire call)
 -- ARGV[2] the lease TTL in milliseconds
@@ -34,10 +34,10 @@
 -- Cost: O(log line length).
 -- #include server-time.lua
 -- #include next-fence.lua
--- #include fair-holder.lua
--- #include ordered-queue.lua
--- #include hand-on.lua
--- #include hand-off-acquire.lua
+-- #include holder.lua
+-- #include placed-line.lua
+-- #include grant-waiter.lua
+-- #include acquire-or-queue.lua
 fence_time_step_us = 1000000
 local t, now = server_time()
 local taken_at, tolerance = now - tonumber(ARGV[10]), tonumber(ARGV[11])

@@ -1,7 +1,7 @@
 -- redlock-release: one server's part of releasing a RedlockMutex: hand the lock straight to the
 -- first live waiter of the line, or leave the line (a waiter that gives up). It is fair-release.lua
--- over ordered-queue.lua (see redlock-acquire.lua).
--- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- over placed-line.lua (see redlock-acquire.lua).
+-- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the line: a sorted set, waiting token -> its place
 -- KEYS[4] the waiting: a hash, waiting token -> "deadline ms|lease TTL ms|#channel|channel"
@@ -18,10 +18,10 @@
 -- Cost: O(log line length), plus the dead entries dropped.
 -- #include server-time.lua
 -- #include next-fence.lua
--- #include fair-holder.lua
--- #include ordered-queue.lua
--- #include hand-on.lua
--- #include hand-off-release.lua
+-- #include holder.lua
+-- #include placed-line.lua
+-- #include grant-waiter.lua
+-- #include release-or-leave.lua
 fence_time_step_us = 1000000
 ordered_hand_off_after_ms = tonumber(ARGV[3])
 ordered_caller_now_ms = tonumber(ARGV[4])

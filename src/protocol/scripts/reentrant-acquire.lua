@@ -1,8 +1,8 @@
 -- reentrant-acquire: take a ReentrantMutex, or take it again for an owner that holds it already
 -- (one more hold, the same fencing token), or join (or renew a place in) its queue.
--- KEYS[1] the lock key (its value: the holder, see fair-holder.lua; its token is a hold token)
+-- KEYS[1] the lock key (its value: the holder, see holder.lua; its token is a hold token)
 -- KEYS[2] the fencing counter of the lock (never expires, so tokens only grow)
--- KEYS[3] the queue: a list of waiter entries, oldest first (see fair-queue.lua)
+-- KEYS[3] the queue: a list of waiter entries, oldest first (see arrival-queue.lua)
 -- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
 -- KEYS[5] the holds: a hash of the holder's other hold tokens (see reentrant-holds.lua)
 -- ARGV[1] the hold token of this acquisition: the owner's 16 hex characters, then 16 random ones
@@ -21,10 +21,10 @@
 -- Cost: O(1), as fair-acquire.lua; a re-entry is GET, HSET, SET, PEXPIRE.
 -- #include server-time.lua
 -- #include next-fence.lua
--- #include fair-holder.lua
--- #include fair-queue.lua
--- #include hand-on.lua
--- #include hand-off-acquire.lua
+-- #include holder.lua
+-- #include arrival-queue.lua
+-- #include grant-waiter.lua
+-- #include acquire-or-queue.lua
 -- #include reentrant-holds.lua
 local t, now = server_time()
 local me = ARGV[1]

@@ -1,6 +1,6 @@
 -- reentrant-extend: compare-and-extend one hold of a ReentrantMutex: the lock, with every hold of its
 -- owner, lives at least the new TTL from now. Never re-creates a lock that expired.
--- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the holds: a hash of the holder's other hold tokens (see reentrant-holds.lua)
 -- ARGV[1] the hold token that must hold the lock
 -- ARGV[2] the new TTL in milliseconds, counted from now
@@ -8,7 +8,7 @@
 -- The expiry is never moved earlier: another hold's lease counts on the one it bought (a lease that
 -- asked for less only believes it has less).
 -- #include server-time.lua
--- #include fair-holder.lua
+-- #include holder.lua
 -- #include reentrant-holds.lua
 local holder = decode_holder(redis.call('get', KEYS[1]))
 if not is_hold(holder, KEYS[2], ARGV[1]) then return 0 end

@@ -1,6 +1,6 @@
 -- reentrant-release: give back one hold of a ReentrantMutex; the last one releases the lock, handing
 -- it straight to the oldest live waiter (as fair-release.lua), or leave its queue.
--- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the queue: a list of waiter entries, oldest first
 -- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
@@ -18,10 +18,10 @@
 -- Cost: O(1) for an inner hold (GET, HDEL); the last hold costs fair-release's, plus one HKEYS.
 -- #include server-time.lua
 -- #include next-fence.lua
--- #include fair-holder.lua
--- #include fair-queue.lua
--- #include hand-on.lua
--- #include hand-off-release.lua
+-- #include holder.lua
+-- #include arrival-queue.lua
+-- #include grant-waiter.lua
+-- #include release-or-leave.lua
 -- #include reentrant-holds.lua
 local me = ARGV[1]
 local holder = decode_holder(redis.call('get', KEYS[1]))

@@ -1,7 +1,7 @@
--- reentrant-holds (included by the ReentrantMutex's scripts; needs fair-holder.lua before it): who
+-- reentrant-holds (included by the ReentrantMutex's scripts; needs holder.lua before it): who
 -- holds a reentrant lock, and its holds.
 -- A hold token is 32 hex characters: the owner's 16 (the same for every hold of one owner), then 16
--- random ones. The lock key's value is a hand-off lock's holder (fair-holder.lua) whose token is one
+-- random ones. The lock key's value is a hand-off lock's holder (holder.lua) whose token is one
 -- hold of the owner (the first, until it is released before the others); the holds key is a hash
 -- of the owner's other holds (token -> '1'), expiring with the lock key. Holds are counted by token,
 -- not by a bare counter, so that releasing a hold is idempotent and giving back an attempt that

@@ -1,5 +1,5 @@
--- hand-off-acquire (included by fair-acquire.lua and reentrant-acquire.lua; needs next-fence.lua,
--- fair-holder.lua, a queue (fair-queue.lua or ordered-queue.lua) and hand-on.lua before it): take a
+-- acquire-or-queue (included by fair-acquire.lua and reentrant-acquire.lua; needs next-fence.lua,
+-- holder.lua, a queue (arrival-queue.lua or placed-line.lua) and grant-waiter.lua before it): take a
 -- hand-off lock in strict (arrival or place) order, or
 -- barging into a free one, or join (or renew a place in) its queue. Reads the first four keys and
 -- the first six arguments as fair-acquire.lua's header names them; returns fair-acquire's reply.
@@ -28,7 +28,7 @@ local function acquire_or_queue(holder, t, now)
       -- A queue that skips waiters nobody hears (a Redlock line's: a waiter that gave up while a
       -- server was away is still in that server's line) hands the lock to the next one instead.
       while head and head.token ~= me do
-        holder = hand_to(KEYS[1], KEYS[2], head, nil, '', t, now, hand_off_skips_unreached)
+        holder = grant_waiter(KEYS[1], KEYS[2], head, nil, '', t, now, hand_off_skips_unreached)
         if holder then break end
         head = pop_live(KEYS[3], KEYS[4], now, nil, me)
       end

@@ -1,5 +1,5 @@
--- hand-on (included by the scripts that hand a lock to a waiter; needs next-fence.lua,
--- fair-holder.lua and a queue, fair-queue.lua or ordered-queue.lua, before it): handing the lock
+-- grant-waiter (included by the scripts that hand a lock to a waiter; needs next-fence.lua,
+-- holder.lua and a queue, arrival-queue.lua or placed-line.lua, before it): handing the lock
 -- to the queue's next live entry.
 
 -- Hands the lock to `entry`: the next fencing token (from `from`, the previous holder, when known),
@@ -10,7 +10,7 @@
 -- token. An entry without a channel is a waiter that polls (it could not subscribe): nothing is
 -- published and it is never skipped, since it finds the lock its own at its next poll (skipped, it
 -- starved while listening waiters kept the lock busy). Returns the new holder.
-local function hand_to(lock, fence_key, entry, from, prev, t, now, skip_unreached)
+local function grant_waiter(lock, fence_key, entry, from, prev, t, now, skip_unreached)
   local fence = next_fence(fence_key, t, from and from.fence)
   local reached = 1
   if entry.channel ~= '' then
@@ -31,13 +31,13 @@ end
 
 -- Hands the lock from `from` (the holder, or nil when the lock is free) to the oldest live waiter
 -- other than `releaser`. Returns the new holder, or nil when nobody was left to hand it to.
--- Nobody while the first waiter is not yet due (see ordered-queue.lua): the lock is then freed.
-local function hand_on(lock, fence_key, queue, waiting, from, releaser, t, now, skip_unreached)
+-- Nobody while the first waiter is not yet due (see placed-line.lua): the lock is then freed.
+local function grant_next_waiter(lock, fence_key, queue, waiting, from, releaser, t, now, skip_unreached)
   if first_not_due(queue, now) then return nil end
   while true do
     local head = pop_live(queue, waiting, now, releaser, nil)
     if not head then return nil end
-    local holder = hand_to(lock, fence_key, head, from, from and releaser or '', t, now, skip_unreached)
+    local holder = grant_waiter(lock, fence_key, head, from, from and releaser or '', t, now, skip_unreached)
     if holder then return holder end
   end
 end

@@ -1,4 +1,4 @@
--- ordered-queue (included by the RedlockMutex's scripts, before hand-on.lua): fair-queue.lua's
+-- placed-line (included by the RedlockMutex's scripts, before grant-waiter.lua): arrival-queue.lua's
 -- interface (pop_live, join_queue, leave_queue) over a line in which each waiter brings its own
 -- place, so that every server of a Redlock quorum keeps its waiters in the same order.
 -- A FairMutex's queue is in arrival order; two waiters that join several servers at nearly the same
@@ -33,7 +33,7 @@ local function decode_waiting(token, raw)
   }
 end
 
--- Takes entries off the front of the line until a live one (as fair-queue.lua's pop_live: entries
+-- Takes entries off the front of the line until a live one (as arrival-queue.lua's pop_live: entries
 -- of `skip` and dead ones are dropped; an entry of `mine` counts as live).
 local function pop_live(queue, waiting, now, skip, mine)
   while true do

@@ -1,4 +1,4 @@
--- fair-holder (included by the FairMutex scripts): the lock key's value, which carries what the hot
+-- holder (included by the FairMutex scripts): the lock key's value, which carries what the hot
 -- path would otherwise read from other keys, so a hand-off costs no extra reads.
 -- Value: "<fencing token>|<expiry ms>|<min waiter TTL ms>|<queue expiry ms>|<#prev>|<prev><owner>"
 --   fencing token    the holder's (the counter key holds the same; a hand-off needs no GET of it)

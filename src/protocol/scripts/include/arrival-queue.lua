@@ -1,5 +1,5 @@
--- fair-queue (included by the FairMutex scripts that serve the queue, before hand-on.lua): the
--- queue, a list in arrival order, and its entries. ordered-queue.lua is the same interface over a
+-- arrival-queue (included by the FairMutex scripts that serve the queue, before grant-waiter.lua): the
+-- queue, a list in arrival order, and its entries. placed-line.lua is the same interface over a
 -- sorted set (a Redlock quorum's line).
 -- Queue entries: "<deadline ms>|<lease TTL ms>|<#channel>|<channel><token>" (token last, as above).
 local function decode_entry(raw)
@@ -49,7 +49,7 @@ local function join_queue(queue, waiting, token, deadline, ttl, channel)
   return redis.call('rpush', queue, string.format('%d|%d|%d|', deadline, ttl, #channel) .. channel .. token) == 1
 end
 
--- A FairMutex's queue is served strictly: its first waiter is always due (see ordered-queue.lua).
+-- A FairMutex's queue is served strictly: its first waiter is always due (see placed-line.lua).
 local function first_not_due(queue, now)
   return nil
 end
