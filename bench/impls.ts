@@ -72,7 +72,7 @@ const TTL_MS = 10_000;
 export const SEMAPHORE_LIMIT = 3;
 
 function locksmithTry(name: string, firstArg: string | undefined): boolean {
-  const acquires = [scripts.fairAcquire, scripts.semaphoreAcquire];
+  const acquires = [scripts.handOffAcquire, scripts.semaphoreAcquire];
   if (name === 'evalsha') return acquires.some((script) => firstArg === script.sha1);
   if (name === 'eval') return acquires.some((script) => firstArg === script.source);
   return false;

@@ -44,7 +44,7 @@ test('every .lua file is registered, with a header naming KEYS, ARGV and the rep
 
 test('the shared fence fragment is in every script that grants the lock, written once', () => {
   const fragment = readFileSync(join(dir, 'include/next-fence.lua'), 'utf8');
-  for (const script of [scripts.fairAcquire, scripts.fairRelease, scripts.semaphoreAcquire]) {
+  for (const script of [scripts.handOffAcquire, scripts.handOffRelease, scripts.semaphoreAcquire]) {
     assert.ok(script.source.includes(fragment), `${script.name} includes next-fence.lua`);
     assert.doesNotMatch(script.source, /'incr'/, `${script.name}: no other way to take a token`);
   }

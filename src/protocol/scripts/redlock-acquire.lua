@@ -1,5 +1,5 @@
 -- redlock-acquire: one server's part of a RedlockMutex attempt: take the lock in the line's order,
--- or join (or renew a place in) the line. It is fair-acquire.lua over placed-line.lua: every
+-- or join (or renew a place in) the line. It is hand-off-acquire.lua over placed-line.lua: every
 -- server of the quorum orders its waiters by the place each brings (ARGV[7]), so all of them hand
 -- a release to the same waiter, and a contended lock moves from holder to holder without split
 -- votes.
@@ -25,7 +25,7 @@
 --          taken (its clock less ARGV[10]) is moved to that bound, so a caller whose wall clock is
 --          off moves in the line by at most this much (the place of a clock that is right, one
 --          request's latency late, is kept as sent: the same number on every server)
--- Reply: as fair-acquire.lua's: {1, fencing token, server time ms} when acquired (now, or by an
+-- Reply: as hand-off-acquire.lua's: {1, fencing token, server time ms} when acquired (now, or by an
 --        earlier hand-off, whose TTL is then restarted); {0, wait bound in ms, server time ms}.
 -- Fencing tokens step over whole seconds of server time rather than microseconds (next-fence.lua):
 -- the servers' counters then move together, one per grant, and the highest token of a quorum is

@@ -1,5 +1,5 @@
 -- redlock-release: one server's part of releasing a RedlockMutex: hand the lock straight to the
--- first live waiter of the line, or leave the line (a waiter that gives up). It is fair-release.lua
+-- first live waiter of the line, or leave the line (a waiter that gives up). It is hand-off-release.lua
 -- over placed-line.lua (see redlock-acquire.lua).
 -- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock
@@ -12,7 +12,7 @@
 -- ARGV[3] the hand-off-after window in ms: while the first waiter's place is younger than this, the
 --         release frees the lock instead of handing it over (0: always hand over)
 -- ARGV[4] the caller's wall clock in ms, the same on every server (see redlock-acquire.lua)
--- Reply: as fair-release.lua's: 1 when this token held the lock (it now belongs to the next live
+-- Reply: as hand-off-release.lua's: 1 when this token held the lock (it now belongs to the next live
 --        waiter, or is free), or released it last; 0 when it did not (its place is removed).
 -- A hand-off publishes "token:fencing token:server time ms" on the waiter's channel.
 -- Cost: O(log line length), plus the dead entries dropped.

@@ -17,8 +17,8 @@
 --        already, this token is added to its holds, the fencing token is the holder's, and the lock
 --        lives at least the lease TTL from now (never less than before);
 --        {0, wait bound in ms, server time ms} when queued (or not taken, with ARGV[3] 0), as
---        fair-acquire.lua.
--- Cost: O(1), as fair-acquire.lua; a re-entry is GET, HSET, SET, PEXPIRE.
+--        hand-off-acquire.lua.
+-- Cost: O(1), as hand-off-acquire.lua; a re-entry is GET, HSET, SET, PEXPIRE.
 -- #include server-time.lua
 -- #include next-fence.lua
 -- #include holder.lua

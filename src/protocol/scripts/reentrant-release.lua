@@ -1,5 +1,5 @@
 -- reentrant-release: give back one hold of a ReentrantMutex; the last one releases the lock, handing
--- it straight to the oldest live waiter (as fair-release.lua), or leave its queue.
+-- it straight to the oldest live waiter (as hand-off-release.lua), or leave its queue.
 -- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the queue: a list of waiter entries, oldest first
@@ -10,12 +10,12 @@
 -- ARGV[1] the hold token given back, or whose queue entry is removed
 -- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody (its process is gone), '0' not to
 -- Reply: 1 when this token was a hold (the lock stays with the owner's other holds, or, when it was
---        the last, is released as by fair-release.lua), or released the lock last (a re-sent
+--        the last, is released as by hand-off-release.lua), or released the lock last (a re-sent
 --        release); 0 when it was not a hold: released already (more releases than acquisitions),
 --        never granted, or expired (its queue entry, if any, is removed).
 -- When the hold in the lock key's value goes while others remain, one of them takes its place there
 -- (same owner, same fencing token, same expiry).
--- Cost: O(1) for an inner hold (GET, HDEL); the last hold costs fair-release's, plus one HKEYS.
+-- Cost: O(1) for an inner hold (GET, HDEL); the last hold costs hand-off-release's, plus one HKEYS.
 -- #include server-time.lua
 -- #include next-fence.lua
 -- #include holder.lua

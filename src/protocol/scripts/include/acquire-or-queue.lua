@@ -1,8 +1,8 @@
--- acquire-or-queue (included by fair-acquire.lua and reentrant-acquire.lua; needs next-fence.lua,
+-- acquire-or-queue (included by hand-off-acquire.lua and reentrant-acquire.lua; needs next-fence.lua,
 -- holder.lua, a queue (arrival-queue.lua or placed-line.lua) and grant-waiter.lua before it): take a
 -- hand-off lock in strict (arrival or place) order, or
 -- barging into a free one, or join (or renew a place in) its queue. Reads the first four keys and
--- the first six arguments as fair-acquire.lua's header names them; returns fair-acquire's reply.
+-- the first six arguments as hand-off-acquire.lua's header names them; returns hand-off-acquire's reply.
 -- `holder` is the decoded lock value (nil when free), `t` a TIME reply and `now` its ms.
 local function acquire_or_queue(holder, t, now)
   local me, ttl = ARGV[1], tonumber(ARGV[2])

@@ -1,7 +1,7 @@
--- release-or-leave (included by fair-release.lua and reentrant-release.lua; needs next-fence.lua,
+-- release-or-leave (included by hand-off-release.lua and reentrant-release.lua; needs next-fence.lua,
 -- holder.lua, a queue (arrival-queue.lua or placed-line.lua) and grant-waiter.lua before it): release a hand-off lock by handing it straight to
 -- the oldest live waiter, or leave its queue. Reads the first five keys and the first two
--- arguments as fair-release.lua's header names them; returns fair-release's reply. `holder` is the decoded
+-- arguments as hand-off-release.lua's header names them; returns hand-off-release's reply. `holder` is the decoded
 -- lock value (nil when free).
 local function release_or_leave(holder)
   local me = ARGV[1]

@@ -1,4 +1,5 @@
--- fair-inspect: read a FairMutex's state in one round trip, changing nothing.
+-- hand-off-inspect: read a hand-off lock's state (Mutex, FairMutex, a RedlockMutex's server) in one
+-- round trip, changing nothing.
 -- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the waiting: a hash with a field per queued token (a FairMutex's, or a RedlockMutex's

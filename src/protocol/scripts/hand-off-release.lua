@@ -1,5 +1,5 @@
--- fair-release: release a FairMutex by handing it straight to the oldest live waiter, or leave its
--- queue (a waiter that timed out or was aborted).
+-- hand-off-release: release a hand-off lock (Mutex, FairMutex) by handing it straight to the oldest
+-- live waiter, or leave its queue (a waiter that timed out or was aborted).
 -- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the queue: a list of waiter entries, oldest first

@@ -1,5 +1,6 @@
--- fair-acquire: take a FairMutex in strict arrival order, or join (or renew a place in) its queue.
--- The Mutex runs it too, barging (ARGV[6]): it takes a free lock without serving the queue first.
+-- hand-off-acquire: take a hand-off lock (one holder; a release hands it straight to the next waiter
+-- of its queue), or join (or renew a place in) its queue. A FairMutex serves the queue first, in
+-- strict arrival order; a Mutex barges (ARGV[6]): it takes a free lock without serving the queue.
 -- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock (never expires, so tokens only grow)
 -- KEYS[3] the queue: a list of waiter entries, oldest first (see arrival-queue.lua)

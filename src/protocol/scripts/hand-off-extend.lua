@@ -1,4 +1,5 @@
--- fair-extend: compare-and-extend a FairMutex's lease. Never re-creates a lock that expired.
+-- hand-off-extend: compare-and-extend a hand-off lock's lease (Mutex, FairMutex, a RedlockMutex's
+-- server). Never re-creates a lock that expired.
 -- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- ARGV[1] the owner token that must hold the lock
 -- ARGV[2] the new TTL in milliseconds, counted from now
