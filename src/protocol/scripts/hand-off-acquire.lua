@@ -32,4 +32,5 @@
 -- #include grant-waiter.lua
 -- #include acquire-or-queue.lua
 local t, now = server_time()
-return acquire_or_queue(decode_holder(redis.call('get', KEYS[1])), t, now)
+local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
+return acquire_or_queue(lock, decode_holder(redis.call('get', KEYS[1])), ARGV, t, now)

@@ -28,4 +28,5 @@
 -- #include arrival-queue.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
-return release_or_leave(decode_holder(redis.call('get', KEYS[1])))
+local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
+return release_or_leave(lock, KEYS[5], decode_holder(redis.call('get', KEYS[1])), ARGV[1], ARGV[2] == '1')

@@ -38,11 +38,10 @@
 -- #include placed-line.lua
 -- #include grant-waiter.lua
 -- #include acquire-or-queue.lua
-fence_time_step_us = 1000000
 local t, now = server_time()
 local taken_at, tolerance = now - tonumber(ARGV[10]), tonumber(ARGV[11])
-ordered_place = string.format('%d',
+local place = string.format('%d',
   math.min(math.max(tonumber(ARGV[7]), taken_at - tolerance), taken_at + tolerance))
-ordered_hand_off_after_ms = tonumber(ARGV[8])
-ordered_caller_now_ms = tonumber(ARGV[9])
-return acquire_or_queue(decode_holder(redis.call('get', KEYS[1])), t, now)
+local line = placed_line(KEYS[3], KEYS[4], place, tonumber(ARGV[8]), tonumber(ARGV[9]))
+local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
+return acquire_or_queue(lock, decode_holder(redis.call('get', KEYS[1])), ARGV, t, now)

@@ -22,7 +22,6 @@
 -- #include placed-line.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
-fence_time_step_us = 1000000
-ordered_hand_off_after_ms = tonumber(ARGV[3])
-ordered_caller_now_ms = tonumber(ARGV[4])
-return release_or_leave(decode_holder(redis.call('get', KEYS[1])))
+local line = placed_line(KEYS[3], KEYS[4], nil, tonumber(ARGV[3]), tonumber(ARGV[4]))
+local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
+return release_or_leave(lock, KEYS[5], decode_holder(redis.call('get', KEYS[1])), ARGV[1], ARGV[2] == '1')

@@ -27,15 +27,16 @@
 -- #include acquire-or-queue.lua
 -- #include reentrant-holds.lua
 local t, now = server_time()
+local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
 local me = ARGV[1]
 local holder = decode_holder(redis.call('get', KEYS[1]))
 if holder and holder.expiry and same_owner(holder.token, me) then
   if holder.token ~= me then redis.call('hset', KEYS[5], me, '1') end
   keep_until(KEYS[1], KEYS[5], holder, tonumber(ARGV[2]), now)
   -- An earlier attempt of this call may have queued it before the owner took the lock elsewhere.
-  if ARGV[5] == '1' then leave_queue(KEYS[3], KEYS[4], me) end
+  if ARGV[5] == '1' then lock.queue:leave(me) end
   return {1, holder.fence, now}
 end
 -- A free lock has no holds (they expire with it; this makes sure of it for the next owner).
 if not holder then redis.call('del', KEYS[5]) end
-return acquire_or_queue(holder, t, now)
+return acquire_or_queue(lock, holder, ARGV, t, now)

@@ -38,4 +38,5 @@ if holder and holder.expiry and same_owner(holder.token, me) then
     end
   end
 end
-return release_or_leave(holder)
+local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
+return release_or_leave(lock, KEYS[5], holder, me, ARGV[2] == '1')

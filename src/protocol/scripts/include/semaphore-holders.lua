@@ -1,4 +1,7 @@
--- semaphore-holders (included by the Semaphore scripts): a Semaphore's holders.
+-- semaphore-holders: a Semaphore's holders (the Semaphore's and ReadWriteLock's scripts).
+-- Needs: nothing; reads no KEYS or ARGV.
+-- Provides: read_holders(key, now, me) -> the holders table, hold_for(holders, member, ttl, now),
+-- below.
 -- Holders live in a sorted set at the lock key: one member per acquisition,
 -- "<permits>|<fencing token>|<owner token>" (the token last: tokens may contain any character),
 -- scored by its expiry in server milliseconds (TIME), never a client's clock. The key itself expires

@@ -1,5 +1,5 @@
--- server-time: the server's clock. Every deadline is in TIME, one clock for every client; Redis 5+
--- replicates a script's effects, so reading TIME before writing is allowed.
+-- server-time: the server's clock (TIME: one clock for every client; Redis 5+ replicates a script's
+-- effects, so it may be read before writing).
 -- Needs: nothing; reads no KEYS or ARGV.
 -- Provides: server_time() -> the TIME reply (for next_fence), and its whole milliseconds.
 local function server_time()
