@@ -1,6 +1,6 @@
 /**
  * The uncontended floor of each client library: Locksmith's own acquire and release scripts
- * (fair-acquire as a single try, fair-release), called straight through the client with no lock code
+ * (hand-off-acquire as a single try, hand-off-release), called straight through the client with no lock code
  * around them: no options, waiting loop, lease, watchdog or adapter. Over 1,000 independent keys it
  * shows how many acquire+release cycles the client itself can send per second, so the Locksmith
  * rows beside it read as a share of what that client allows (node-redis' command path costs more

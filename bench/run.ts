@@ -310,7 +310,7 @@ function redisBenchmark(server: { host: string; port: number }, requests: number
         '100000',
         '-q',
         'EVALSHA',
-        scripts.fairAcquire.sha1,
+        scripts.handOffAcquire.sha1,
         '4',
         'bench:rb:__rand_int__',
         'bench:rb:fence',
@@ -448,7 +448,7 @@ async function main(): Promise<void> {
         errors: r.errors,
       });
     }
-    await admin.script('LOAD', scripts.fairAcquire.source);
+    await admin.script('LOAD', scripts.handOffAcquire.source);
     const evalshaCeiling = redisBenchmark(target, config.benchmarkRequests);
 
     printReport(cells, multiKey, evalshaCeiling, config);
@@ -564,7 +564,7 @@ function printReport(
     ),
   );
   console.log(
-    `redis-benchmark EVALSHA (fair-acquire, 50 connections, no pipelining): ${evalshaCeiling ? `${fmt(evalshaCeiling)} calls/s` : 'not available'}`,
+    `redis-benchmark EVALSHA (hand-off-acquire, 50 connections, no pipelining): ${evalshaCeiling ? `${fmt(evalshaCeiling)} calls/s` : 'not available'}`,
   );
   const errorCells = cells.filter((c) => c.errors > 0 && c.errorSamples.length > 0);
   if (errorCells.length > 0) {

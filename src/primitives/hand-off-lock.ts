@@ -32,8 +32,8 @@ export const BARGING_WAITER_TTL_MS = 60_000;
  * A mutual-exclusion lock whose release hands the lock straight to the oldest live waiter, which
  * hears it on its client's channel and holds the lock without another round trip (two round trips
  * per contended acquisition: queue, release). Mutex and FairMutex are this, with two policies (see
- * `HandOffPolicy`); the scripts are fair-acquire/-release/-extend.lua, the lock value the holder
- * (fair-holder.lua).
+ * `HandOffPolicy`); the scripts are hand-off-acquire/-release/-extend.lua, the lock value the holder
+ * (holder.lua).
  */
 export abstract class HandOffLock<
   Options extends LockOptions,

@@ -1,4 +1,4 @@
-/** Typed calls of the FairMutex's scripts (fair-*.lua) and its hand-off message. */
+/** Typed calls of the FairMutex's scripts (hand-off-*.lua) and its hand-off message. */
 import { type ScriptCall, scriptCall } from './call.js';
 import type { LockKeys } from './keys.js';
 import { decodeLockState, type LockState } from './lock-state.js';
@@ -26,7 +26,7 @@ export type FairAcquireResult =
 
 export const queueKeys = (keys: LockKeys) => [keys.lock, keys.fence, keys.queue, keys.waiting];
 
-/** One enqueue-or-acquire attempt of a hand-off lock (fair-acquire.lua, reentrant-acquire.lua). */
+/** One enqueue-or-acquire attempt of a hand-off lock (hand-off-acquire.lua, reentrant-acquire.lua). */
 export interface HandOffAcquireParams {
   readonly token: string;
   readonly ttlMs: number;
@@ -44,12 +44,12 @@ export interface HandOffAcquireParams {
 }
 
 export function fairAcquire(keys: LockKeys, params: HandOffAcquireParams): ScriptCall<FairAcquireResult> {
-  return scriptCall(scripts.fairAcquire, queueKeys(keys), handOffAcquireArgs(params), (reply) =>
-    decodeAcquireReply('fair-acquire', reply),
+  return scriptCall(scripts.handOffAcquire, queueKeys(keys), handOffAcquireArgs(params), (reply) =>
+    decodeAcquireReply('hand-off-acquire', reply),
   );
 }
 
-/** ARGV of a hand-off lock's acquire script (fair-acquire.lua's header; reentrant-acquire.lua's too). */
+/** ARGV of a hand-off lock's acquire script (hand-off-acquire.lua's header; reentrant-acquire.lua's too). */
 export function handOffAcquireArgs(params: HandOffAcquireParams): string[] {
   return [
     params.token,
@@ -83,10 +83,10 @@ export function fairRelease(
   },
 ): ScriptCall<boolean> {
   return scriptCall(
-    scripts.fairRelease,
+    scripts.handOffRelease,
     [...queueKeys(keys), keys.lastReleased],
     [params.token, params.skipUnreached ? '1' : '0'],
-    (reply) => asInteger('fair-release', reply) === 1,
+    (reply) => asInteger('hand-off-release', reply) === 1,
   );
 }
 
@@ -96,16 +96,16 @@ export function fairExtend(
   params: { readonly token: string; readonly ttlMs: number },
 ): ScriptCall<boolean> {
   return scriptCall(
-    scripts.fairExtend,
+    scripts.handOffExtend,
     [keys.lock],
     [params.token, String(params.ttlMs)],
-    (reply) => asInteger('fair-extend', reply) === 1,
+    (reply) => asInteger('hand-off-extend', reply) === 1,
   );
 }
 
 export function fairInspect(keys: LockKeys): ScriptCall<FairLockState> {
-  return scriptCall(scripts.fairInspect, [keys.lock, keys.fence, keys.waiting], [], (reply) => {
-    const [state, [queueLength]] = decodeLockState('fair-inspect', reply, 1);
+  return scriptCall(scripts.handOffInspect, [keys.lock, keys.fence, keys.waiting], [], (reply) => {
+    const [state, [queueLength]] = decodeLockState('hand-off-inspect', reply, 1);
     return { ...state, queueLength: queueLength as number };
   });
 }

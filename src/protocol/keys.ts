@@ -18,7 +18,7 @@
 export interface LockKeys {
   /**
    * Holds the holder while the lock is held (Mutex, FairMutex: its fencing token, expiry and queue
-   * bookkeeping, then its owner token; see fair-holder.lua); expires with the lease.
+   * bookkeeping, then its owner token; see holder.lua); expires with the lease.
    */
   readonly lock: string;
   /**
@@ -41,7 +41,7 @@ export interface LockKeys {
   readonly waiting: string;
   /**
    * A RedlockMutex's line: a sorted set, waiting token → the place its acquire call brought (the
-   * same on every server, so they all hand a release to the same waiter; see ordered-queue.lua).
+   * same on every server, so they all hand a release to the same waiter; see placed-line.lua).
    */
   readonly line: string;
   /** Prefix of the channels hand-offs are announced on (one per client: `…:granted:<id>`). */

@@ -1,10 +1,10 @@
 import { defineScript } from './script.js';
 import {
-  fairAcquireLua,
-  fairExtendLua,
-  fairInspectLua,
-  fairReleaseLua,
   fencedWriteLua,
+  handOffAcquireLua,
+  handOffExtendLua,
+  handOffInspectLua,
+  handOffReleaseLua,
   raiseFenceLua,
   redlockAcquireLua,
   redlockReleaseLua,
@@ -27,10 +27,10 @@ import {
  */
 export const scripts = Object.freeze({
   fencedWrite: defineScript(fencedWriteLua),
-  fairAcquire: defineScript(fairAcquireLua),
-  fairRelease: defineScript(fairReleaseLua),
-  fairExtend: defineScript(fairExtendLua),
-  fairInspect: defineScript(fairInspectLua),
+  handOffAcquire: defineScript(handOffAcquireLua),
+  handOffRelease: defineScript(handOffReleaseLua),
+  handOffExtend: defineScript(handOffExtendLua),
+  handOffInspect: defineScript(handOffInspectLua),
   raiseFence: defineScript(raiseFenceLua),
   redlockAcquire: defineScript(redlockAcquireLua),
   redlockRelease: defineScript(redlockReleaseLua),

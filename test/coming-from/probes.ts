@@ -67,7 +67,7 @@ export function lockKey(name: string): string {
 
 /**
  * The deadlines (server ms) of the waiters queued on a lock, oldest first: each entry's own, or its
- * latest renewal's (fair-queue.lua: "deadline|ttl|#channel|channel token"; current deadlines in the waiting hash).
+ * latest renewal's (arrival-queue.lua: "deadline|ttl|#channel|channel token"; current deadlines in the waiting hash).
  */
 export async function waiterDeadlines(env: Env, name: string): Promise<number[]> {
   const entries = ((await env.admin.command('LRANGE', `${lockKey(name)}:queue`, '0', '-1')) ??

@@ -279,25 +279,25 @@ for (const kind of clientKinds) {
     });
 
     test('the scripts are the ones Redis loads, and the hand-off message names the waiter', async () => {
-      for (const script of [scripts.fairAcquire, scripts.fairRelease, scripts.fairInspect]) {
+      for (const script of [scripts.handOffAcquire, scripts.handOffRelease, scripts.handOffInspect]) {
         assert.equal(await redis.command('SCRIPT', 'LOAD', script.source), script.sha1);
       }
       const name = freshName();
       const mutex = new FairMutex(redis.client, name);
       const keys = [mutex.keys.lock, mutex.keys.fence, mutex.keys.queue, mutex.keys.waiting];
       const evalsha = (sha: string, args: string[]) => {
-        const all = sha === scripts.fairRelease.sha1 ? [...keys, mutex.keys.lastReleased] : keys;
+        const all = sha === scripts.handOffRelease.sha1 ? [...keys, mutex.keys.lastReleased] : keys;
         return redis.command('EVALSHA', sha, String(all.length), ...all, ...args) as Promise<unknown>;
       };
-      const a = await evalsha(scripts.fairAcquire.sha1, ['token-a', '10000', '5000', 'chan-a']);
+      const a = await evalsha(scripts.handOffAcquire.sha1, ['token-a', '10000', '5000', 'chan-a']);
       assert.equal((a as number[])[0], 1);
-      const b = await evalsha(scripts.fairAcquire.sha1, ['token-b', '7000', '5000', 'chan-b']);
+      const b = await evalsha(scripts.handOffAcquire.sha1, ['token-b', '7000', '5000', 'chan-b']);
       assert.equal((b as number[])[0], 0);
-      assert.equal(await evalsha(scripts.fairRelease.sha1, ['token-a']), 1);
+      assert.equal(await evalsha(scripts.handOffRelease.sha1, ['token-a']), 1);
       assert.equal((await mutex.inspect()).ownerToken, 'token-b');
       const pttl = (await redis.command('PTTL', mutex.keys.lock)) as number;
       assert.ok(pttl > 6_000 && pttl <= 7_000, `the hand-off used the waiter's TTL (PTTL ${pttl})`);
-      assert.equal(await evalsha(scripts.fairRelease.sha1, ['token-b']), 1);
+      assert.equal(await evalsha(scripts.handOffRelease.sha1, ['token-b']), 1);
       assert.equal(await redis.command('EXISTS', mutex.keys.lock), 0);
     });
   });

@@ -44,7 +44,7 @@ test('every .lua file is registered, with a header naming KEYS, ARGV and the rep
 
 test('the shared fence fragment is in every script that grants the lock, written once', () => {
   const fragment = readFileSync(join(dir, 'include/next-fence.lua'), 'utf8');
-  for (const script of [scripts.fairAcquire, scripts.fairRelease, scripts.semaphoreAcquire]) {
+  for (const script of [scripts.handOffAcquire, scripts.handOffRelease, scripts.semaphoreAcquire]) {
     assert.ok(script.source.includes(fragment), `${script.name} includes next-fence.lua`);
     assert.doesNotMatch(script.source, /'incr'/, `${script.name}: no other way to take a token`);
   }
@@ -67,7 +67,7 @@ test('raise-fence raises a counter to a floor and never lowers it', async () => 
   assert.equal(await run('3'), ':7', 'a lower floor changes nothing');
   assert.equal(await run('6000000000000123'), ':6000000000000123', 'exact above 2^52');
   assert.equal((await server.command('GET', key)).split('\r\n')[1], '6000000000000123');
-  // A held lock records its holder's token, and a release hands the next one out from it (hand-on.lua):
+  // A held lock records its holder's token, and a release hands the next one out from it (grant-waiter.lua):
   // it is raised with the counter, or that hand-off would lower the counter again.
   const expiry = Date.now() + 10_000;
   await server.command('SET', lock, `6000000000000200|${expiry}|0|0|0|owner`, 'PX', '10000');

@@ -43,7 +43,7 @@ const fairReleaseKeys = (name: string) => [...fairKeys(name), lockKeys('locksmit
 async function queuePhantomWaiter(client: TestClient, name: string, ttlMs: number, lifetimeMs = 60_000) {
   const token = `phantom-${++lockNo}`;
   const channel = `${lockKeys('locksmith', name).grantedChannelPrefix}nobody`;
-  const reply = (await evalScript(client, 'fairAcquire', fairKeys(name), [
+  const reply = (await evalScript(client, 'handOffAcquire', fairKeys(name), [
     token,
     String(ttlMs),
     String(lifetimeMs),
@@ -147,7 +147,7 @@ for (const kind of clientKinds) {
           await listener.subscribe(channel);
           try {
             const holder = await mutex.acquire();
-            const reply = (await evalScript(redis, 'fairAcquire', fairKeys(name), [
+            const reply = (await evalScript(redis, 'handOffAcquire', fairKeys(name), [
               'w',
               '5000',
               '5000',
@@ -159,7 +159,7 @@ for (const kind of clientKinds) {
             assert.equal(token, 'w');
             assert.equal(fence, await redis.command('GET', mutex.keys.fence), 'the exact decimal digits');
             assert.ok(Number(fence) > holder.fencingToken);
-            await evalScript(redis, 'fairRelease', fairReleaseKeys(name), ['w']);
+            await evalScript(redis, 'handOffRelease', fairReleaseKeys(name), ['w']);
           } finally {
             listener.disconnect();
           }
@@ -215,7 +215,7 @@ for (const kind of clientKinds) {
           const name = freshName();
           const holder = await new Kind(redis.client, name, { ttlMs: 30_000 }).acquire();
           const ask = async () =>
-            (await evalScript(redis, 'fairAcquire', fairKeys(name), [
+            (await evalScript(redis, 'handOffAcquire', fairKeys(name), [
               'me',
               '30000',
               '60000',
@@ -228,7 +228,7 @@ for (const kind of clientKinds) {
             Number(alone[1]) > 20_000,
             `alone behind the holder: its time left (bound ${alone[1]} ms)`,
           );
-          await evalScript(redis, 'fairRelease', fairReleaseKeys(name), ['me', barging]);
+          await evalScript(redis, 'handOffRelease', fairReleaseKeys(name), ['me', barging]);
           await queuePhantomWaiter(redis, name, 1_500);
           const behind = await ask();
           assert.equal(Number(behind[0]), 0);
@@ -236,7 +236,7 @@ for (const kind of clientKinds) {
             Number(behind[1]) <= 1_500,
             `wait bound ${behind[1]} ms, the waiter ahead has a 1500 ms TTL`,
           );
-          await evalScript(redis, 'fairRelease', fairReleaseKeys(name), ['me', barging]);
+          await evalScript(redis, 'handOffRelease', fairReleaseKeys(name), ['me', barging]);
           await holder.release();
         });
       }
@@ -277,7 +277,7 @@ for (const kind of clientKinds) {
         const phantom = await queuePhantomWaiter(redis, name, 5_000);
         assert.equal(await lease.release(), true);
         assert.equal((await mutex.inspect()).ownerToken, phantom);
-        await evalScript(redis, 'fairRelease', fairReleaseKeys(name), [phantom]);
+        await evalScript(redis, 'handOffRelease', fairReleaseKeys(name), [phantom]);
       });
 
       test('FairMutex release that hands off resolves true and hands the lock on', async () => {
@@ -287,7 +287,7 @@ for (const kind of clientKinds) {
         const phantom = await queuePhantomWaiter(redis, name, 5_000);
         assert.equal(await lease.release(), true);
         assert.equal((await mutex.inspect()).ownerToken, phantom);
-        await evalScript(redis, 'fairRelease', fairReleaseKeys(name), [phantom]);
+        await evalScript(redis, 'handOffRelease', fairReleaseKeys(name), [phantom]);
       });
 
       test('FairMutex hand-off by an acquire attempt (holder expired) does not fail', async () => {
@@ -299,7 +299,7 @@ for (const kind of clientKinds) {
         assert.equal(await mutex.tryAcquire(), null);
         assert.equal((await mutex.inspect()).ownerToken, phantom);
         assert.equal(await lease.release(), false);
-        await evalScript(redis, 'fairRelease', fairReleaseKeys(name), [phantom]);
+        await evalScript(redis, 'handOffRelease', fairReleaseKeys(name), [phantom]);
       });
     });
 
@@ -308,9 +308,9 @@ for (const kind of clientKinds) {
         const mutex = new Mutex(redis.client, freshName());
         const lease = await mutex.acquire();
         const keys = fairReleaseKeys(mutex.name);
-        assert.equal(Number(await evalScript(redis, 'fairRelease', keys, [lease.token, '1'])), 1);
-        assert.equal(Number(await evalScript(redis, 'fairRelease', keys, [lease.token, '1'])), 1);
-        assert.equal(Number(await evalScript(redis, 'fairRelease', keys, ['never-held', '1'])), 0);
+        assert.equal(Number(await evalScript(redis, 'handOffRelease', keys, [lease.token, '1'])), 1);
+        assert.equal(Number(await evalScript(redis, 'handOffRelease', keys, [lease.token, '1'])), 1);
+        assert.equal(Number(await evalScript(redis, 'handOffRelease', keys, ['never-held', '1'])), 0);
         assert.equal(await mutex.releaseToken(lease.token), true, 'through the API too');
         const pttl = Number(await redis.command('PTTL', mutex.keys.lastReleased));
         assert.ok(pttl > 0 && pttl <= 60_000, `the tombstone expires (PTTL ${pttl})`);
@@ -320,9 +320,9 @@ for (const kind of clientKinds) {
         const mutex = new FairMutex(redis.client, freshName());
         const lease = await mutex.acquire();
         const keys = fairReleaseKeys(mutex.name);
-        assert.equal(Number(await evalScript(redis, 'fairRelease', keys, [lease.token])), 1);
-        assert.equal(Number(await evalScript(redis, 'fairRelease', keys, [lease.token])), 1);
-        assert.equal(Number(await evalScript(redis, 'fairRelease', keys, ['never-held'])), 0);
+        assert.equal(Number(await evalScript(redis, 'handOffRelease', keys, [lease.token])), 1);
+        assert.equal(Number(await evalScript(redis, 'handOffRelease', keys, [lease.token])), 1);
+        assert.equal(Number(await evalScript(redis, 'handOffRelease', keys, ['never-held'])), 0);
         assert.equal(await mutex.releaseToken(lease.token), true, 'through the API too');
       });
     });

@@ -42,7 +42,7 @@ export function mutexOnlySuite(kind: ClientKind): void {
       const held = await mutex.acquire();
       const waiting = awaitedLater(new Mutex(b.client, mutex.name).acquire({ timeoutMs: 15_000 }));
       await until(async () => Number(await a.command('LLEN', mutex.keys.queue)) === 1, 'the waiter queues');
-      // A dead process's entry (the entry format of fair-queue.lua), on a channel nobody listens to:
+      // A dead process's entry (the entry format of arrival-queue.lua), on a channel nobody listens to:
       // within its deadline (server time; same machine) and ahead of the live waiter, so it is
       // popped first and only PUBLISH's receiver count can tell that nobody is there.
       const channel = `${mutex.keys.grantedChannelPrefix}gone`;

@@ -39,7 +39,7 @@ const rkeys = { ...keys, ...reentrantKeys(keys) };
 
 /** Every call builder, with sample parameters. */
 const calls = {
-  fairAcquire: fairAcquire(keys, {
+  handOffAcquire: fairAcquire(keys, {
     token,
     ttlMs: 1000,
     entryTtlMs: 300,
@@ -47,9 +47,9 @@ const calls = {
     maybeQueued: false,
     barging: true,
   }),
-  fairExtend: fairExtend(keys, { token, ttlMs: 1000 }),
-  fairRelease: fairRelease(keys, { token, skipUnreached: true }),
-  fairInspect: fairInspect(keys),
+  handOffExtend: fairExtend(keys, { token, ttlMs: 1000 }),
+  handOffRelease: fairRelease(keys, { token, skipUnreached: true }),
+  handOffInspect: fairInspect(keys),
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
   raiseFence: raiseFence(keys, { atLeast: 1_700_000_000_000_123 }),
   redlockAcquire: redlockAcquire(keys, {
@@ -108,16 +108,16 @@ describe('typed script calls', () => {
   });
 
   test('keys and arguments are placed as the headers say', () => {
-    assert.deepEqual(calls.fairAcquire.keys, [keys.lock, keys.fence, keys.queue, keys.waiting]);
-    assert.deepEqual(calls.fairAcquire.args, [token, '1000', '300', 'g', '0', '1']);
-    assert.deepEqual(calls.fairRelease.keys, [
+    assert.deepEqual(calls.handOffAcquire.keys, [keys.lock, keys.fence, keys.queue, keys.waiting]);
+    assert.deepEqual(calls.handOffAcquire.args, [token, '1000', '300', 'g', '0', '1']);
+    assert.deepEqual(calls.handOffRelease.keys, [
       keys.lock,
       keys.fence,
       keys.queue,
       keys.waiting,
       keys.lastReleased,
     ]);
-    assert.deepEqual(calls.fairRelease.args, [token, '1']);
+    assert.deepEqual(calls.handOffRelease.args, [token, '1']);
     assert.deepEqual(fairRelease(keys, { token, skipUnreached: false }).args, [token, '0']);
     assert.deepEqual(calls.raiseFence.keys, [keys.fence, keys.lock]);
     assert.deepEqual(calls.redlockAcquire.keys, [keys.lock, keys.fence, keys.line, keys.waiting]);
@@ -153,7 +153,7 @@ describe('typed script calls', () => {
       rkeys.holds,
     ]);
     assert.deepEqual(calls.reentrantAcquire.args, [token, '1000', '300', 'g', '1', '1']);
-    assert.deepEqual(calls.reentrantRelease.keys, [...calls.fairRelease.keys, rkeys.holds]);
+    assert.deepEqual(calls.reentrantRelease.keys, [...calls.handOffRelease.keys, rkeys.holds]);
     assert.deepEqual(calls.reentrantExtend.keys, [keys.lock, rkeys.holds]);
     assert.deepEqual(calls.reentrantInspect.keys, [keys.lock, keys.fence, keys.queue, rkeys.holds]);
     assert.deepEqual(calls.rwDowngrade.keys, [
@@ -169,41 +169,41 @@ describe('typed script calls', () => {
 
   test('a builder that disagrees with the header is refused at once', () => {
     assert.throws(
-      () => scriptCall(scripts.fairExtend, ['a', 'b'], ['t', '1'], () => 0),
+      () => scriptCall(scripts.handOffExtend, ['a', 'b'], ['t', '1'], () => 0),
       /takes 1 keys and 2/,
     );
-    assert.throws(() => scriptCall(scripts.fairExtend, ['a'], ['t'], () => 0), /was given 1 and 1/);
+    assert.throws(() => scriptCall(scripts.handOffExtend, ['a'], ['t'], () => 0), /was given 1 and 1/);
   });
 
   test('replies decode into typed results', () => {
-    assert.equal(calls.fairRelease.decode(1), true);
-    assert.equal(calls.fairRelease.decode(0), false);
-    assert.equal(calls.fairExtend.decode(1), true);
-    assert.deepEqual(calls.fairInspect.decode([token, 900, 5, 2]), {
+    assert.equal(calls.handOffRelease.decode(1), true);
+    assert.equal(calls.handOffRelease.decode(0), false);
+    assert.equal(calls.handOffExtend.decode(1), true);
+    assert.deepEqual(calls.handOffInspect.decode([token, 900, 5, 2]), {
       locked: true,
       ownerToken: token,
       remainingTtlMs: 900,
       lastFencingToken: 5,
       queueLength: 2,
     });
-    assert.deepEqual(calls.fairInspect.decode(['', -2, 0, 0]), {
+    assert.deepEqual(calls.handOffInspect.decode(['', -2, 0, 0]), {
       locked: false,
       ownerToken: undefined,
       remainingTtlMs: undefined,
       lastFencingToken: 0,
       queueLength: 0,
     });
-    assert.deepEqual(calls.fairAcquire.decode([1, 7, 1_700_000_000_123]), {
+    assert.deepEqual(calls.handOffAcquire.decode([1, 7, 1_700_000_000_123]), {
       acquired: true,
       fencingToken: 7,
       serverTimeMs: 1_700_000_000_123,
     });
-    assert.deepEqual(calls.fairAcquire.decode([0, 250, 5]), {
+    assert.deepEqual(calls.handOffAcquire.decode([0, 250, 5]), {
       acquired: false,
       waitBoundMs: 250,
       serverTimeMs: 5,
     });
-    assert.equal(calls.fairInspect.decode(['', -2, 3, 4]).queueLength, 4);
+    assert.equal(calls.handOffInspect.decode(['', -2, 3, 4]).queueLength, 4);
     const other = 'b'.repeat(32);
     assert.deepEqual(calls.reentrantInspect.decode([token, 900, 5, 0, other]), {
       locked: true,
@@ -239,12 +239,12 @@ describe('typed script calls', () => {
 
   test('malformed replies are UnexpectedReplyError, never a silent misread', () => {
     for (const [call, reply] of [
-      [calls.fairAcquire, [1]],
-      [calls.fairAcquire, 'OK'],
-      [calls.fairRelease, null],
-      [calls.fairAcquire, [1, 2]],
-      [calls.fairInspect, ['', -2, 0]],
-      [calls.fairInspect, [7, 1, 1, 0]],
+      [calls.handOffAcquire, [1]],
+      [calls.handOffAcquire, 'OK'],
+      [calls.handOffRelease, null],
+      [calls.handOffAcquire, [1, 2]],
+      [calls.handOffInspect, ['', -2, 0]],
+      [calls.handOffInspect, [7, 1, 1, 0]],
       [calls.reentrantInspect, ['', -2, 0]],
       [calls.reentrantInspect, [token, 1, 1, 0, 5]],
       [calls.reentrantAcquire, [1, 2]],

@@ -3,21 +3,21 @@
 -- quorum of nodes this way, so any later quorum, which shares a node with this one, starts above it.
 -- Also usable by an operator to restore a counter a node lost.
 -- KEYS[1] the fencing counter of the lock (never expires)
--- KEYS[2] the lock key (its value: the holder, see fair-holder.lua)
+-- KEYS[2] the lock key (its value: the holder, see holder.lua)
 -- ARGV[1] the value the counter must reach, an integer below 2^53
 -- Reply: the counter afterwards (max of its value and ARGV[1]).
 -- The holder's value records its fencing token, and a release hands the next one out from it
--- without reading the counter (hand-on.lua): it is raised too, or that hand-off would take a
+-- without reading the counter (grant-waiter.lua): it is raised too, or that hand-off would take a
 -- token below this one and lower the counter.
--- #include fair-holder.lua
+-- #include server-time.lua
+-- #include holder.lua
 local floor = tonumber(ARGV[1])
 local current = tonumber(redis.call('get', KEYS[1]) or '0')
 if current >= floor then return current end
 redis.call('set', KEYS[1], string.format('%d', floor))
 local holder = decode_holder(redis.call('get', KEYS[2]))
 if holder and holder.fence and holder.fence < floor then
-  local t = redis.call('time')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local _, now = server_time()
   holder.fence = floor
   store_holder(KEYS[2], holder, now)
 end

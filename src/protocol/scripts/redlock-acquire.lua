@@ -1,11 +1,11 @@
 -- redlock-acquire: one server's part of a RedlockMutex attempt: take the lock in the line's order,
--- or join (or renew a place in) the line. It is fair-acquire.lua over ordered-queue.lua: every
+-- or join (or renew a place in) the line. It is hand-off-acquire.lua over placed-line.lua: every
 -- server of the quorum orders its waiters by the place each brings (ARGV[7]), so all of them hand
 -- a release to the same waiter, and a contended lock moves from holder to holder without split
 -- votes.
--- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock (never expires, so tokens only grow)
--- KEYS[3] the line: a sorted set, waiting token -> its place (see ordered-queue.lua)
+-- KEYS[3] the line: a sorted set, waiting token -> its place (see placed-line.lua)
 -- KEYS[4] the waiting: a hash, waiting token -> "deadline ms|lease TTL ms|#channel|channel"
 -- ARGV[1] the owner token of this acquisition (the same for every attempt of one acquire call)
 -- ARGV[2] the lease TTL in milliseconds
@@ -25,24 +25,23 @@
 --          taken (its clock less ARGV[10]) is moved to that bound, so a caller whose wall clock is
 --          off moves in the line by at most this much (the place of a clock that is right, one
 --          request's latency late, is kept as sent: the same number on every server)
--- Reply: as fair-acquire.lua's: {1, fencing token, server time ms} when acquired (now, or by an
+-- Reply: as hand-off-acquire.lua's: {1, fencing token, server time ms} when acquired (now, or by an
 --        earlier hand-off, whose TTL is then restarted); {0, wait bound in ms, server time ms}.
 -- Fencing tokens step over whole seconds of server time rather than microseconds (next-fence.lua):
 -- the servers' counters then move together, one per grant, and the highest token of a quorum is
 -- usually already on a quorum. Tokens still only grow, and a server that lost its counter starts
 -- again above every token handed out more than a second before.
 -- Cost: O(log line length).
+-- #include server-time.lua
 -- #include next-fence.lua
--- #include fair-holder.lua
--- #include ordered-queue.lua
--- #include hand-on.lua
--- #include hand-off-acquire.lua
-fence_time_step_us = 1000000
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- #include holder.lua
+-- #include placed-line.lua
+-- #include grant-waiter.lua
+-- #include acquire-or-queue.lua
+local t, now = server_time()
 local taken_at, tolerance = now - tonumber(ARGV[10]), tonumber(ARGV[11])
-ordered_place = string.format('%d',
+local place = string.format('%d',
   math.min(math.max(tonumber(ARGV[7]), taken_at - tolerance), taken_at + tolerance))
-ordered_hand_off_after_ms = tonumber(ARGV[8])
-ordered_caller_now_ms = tonumber(ARGV[9])
-return acquire_or_queue(decode_holder(redis.call('get', KEYS[1])), t, now)
+local line = placed_line(KEYS[3], KEYS[4], place, tonumber(ARGV[8]), tonumber(ARGV[9]))
+local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
+return acquire_or_queue(lock, decode_holder(redis.call('get', KEYS[1])), ARGV, t, now)

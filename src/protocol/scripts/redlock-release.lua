@@ -1,7 +1,7 @@
 -- redlock-release: one server's part of releasing a RedlockMutex: hand the lock straight to the
--- first live waiter of the line, or leave the line (a waiter that gives up). It is fair-release.lua
--- over ordered-queue.lua (see redlock-acquire.lua).
--- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- first live waiter of the line, or leave the line (a waiter that gives up). It is hand-off-release.lua
+-- over placed-line.lua (see redlock-acquire.lua).
+-- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the line: a sorted set, waiting token -> its place
 -- KEYS[4] the waiting: a hash, waiting token -> "deadline ms|lease TTL ms|#channel|channel"
@@ -12,16 +12,16 @@
 -- ARGV[3] the hand-off-after window in ms: while the first waiter's place is younger than this, the
 --         release frees the lock instead of handing it over (0: always hand over)
 -- ARGV[4] the caller's wall clock in ms, the same on every server (see redlock-acquire.lua)
--- Reply: as fair-release.lua's: 1 when this token held the lock (it now belongs to the next live
+-- Reply: as hand-off-release.lua's: 1 when this token held the lock (it now belongs to the next live
 --        waiter, or is free), or released it last; 0 when it did not (its place is removed).
 -- A hand-off publishes "token:fencing token:server time ms" on the waiter's channel.
 -- Cost: O(log line length), plus the dead entries dropped.
+-- #include server-time.lua
 -- #include next-fence.lua
--- #include fair-holder.lua
--- #include ordered-queue.lua
--- #include hand-on.lua
--- #include hand-off-release.lua
-fence_time_step_us = 1000000
-ordered_hand_off_after_ms = tonumber(ARGV[3])
-ordered_caller_now_ms = tonumber(ARGV[4])
-return release_or_leave(decode_holder(redis.call('get', KEYS[1])))
+-- #include holder.lua
+-- #include placed-line.lua
+-- #include grant-waiter.lua
+-- #include release-or-leave.lua
+local line = placed_line(KEYS[3], KEYS[4], nil, tonumber(ARGV[3]), tonumber(ARGV[4]))
+local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
+return release_or_leave(lock, KEYS[5], decode_holder(redis.call('get', KEYS[1])), ARGV[1], ARGV[2] == '1')

@@ -1,12 +1,12 @@
 -- reentrant-inspect: read a ReentrantMutex's state in one round trip, changing nothing.
--- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the queue of waiter entries
 -- KEYS[4] the holds: a hash of the holder's other hold tokens (see reentrant-holds.lua)
 -- Reply: {hold token in the lock key or '' when free, PTTL in ms (-2 when free, -1 when without
 --         expiry), last fencing token handed out (0 when none), number of queued entries, then the
 --         holder's other hold tokens}
--- #include fair-holder.lua
+-- #include holder.lua
 local holder = decode_holder(redis.call('get', KEYS[1]))
 local fence = redis.call('get', KEYS[2])
 local reply = {holder and holder.token or '', redis.call('pttl', KEYS[1]), tonumber(fence or '0'), redis.call('llen', KEYS[3])}

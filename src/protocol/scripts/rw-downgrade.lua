@@ -10,11 +10,11 @@
 -- ARGV[2] the lock's limit: the permits a writer holds
 -- Reply: 1 when this token held the write lock and now holds a read lock (the same lease: same
 --        token, fencing token and expiry); 0 when it did not hold the write lock (nothing changes).
+-- #include server-time.lua
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
 -- #include semaphore-queue.lua
-local t = redis.call('time')
-local now = server_ms(t)
+local t, now = server_time()
 local limit = tonumber(ARGV[2])
 local holders = read_holders(KEYS[1], now, ARGV[1])
 if not holders or not holders.mine or holders.mine.permits ~= limit then return 0 end

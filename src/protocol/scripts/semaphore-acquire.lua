@@ -24,11 +24,11 @@
 --        setLimit): the request could never be granted, and it leaves the queue.
 -- Permits go to the caller only when no live waiter is ahead of it (after the queue was served
 -- with the free permits) and enough are free. Costs O(holders + waiters) when not acquired.
+-- #include server-time.lua
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
 -- #include semaphore-queue.lua
-local t = redis.call('time')
-local now = server_ms(t)
+local t, now = server_time()
 local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
 local me, ttl, permits = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 

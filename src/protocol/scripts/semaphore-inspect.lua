@@ -8,8 +8,9 @@
 --         (live or not yet dropped), the value at the lock key when it is not a semaphore's ('' when
 --         it is one, or absent), that key's PTTL in ms (-2 when absent), then for each live holder,
 --         earliest expiry first: owner token, permits, fencing token, ms left (server time)}
+-- #include server-time.lua
 -- #include semaphore-holders.lua
-local now = server_ms(redis.call('time'))
+local _, now = server_time()
 local reply = {
   tonumber(redis.call('get', KEYS[4]) or ARGV[1]), tonumber(redis.call('get', KEYS[2]) or '0'),
   redis.call('llen', KEYS[3]), '', redis.call('pttl', KEYS[1]),

@@ -14,11 +14,11 @@
 --        removed; permits found free with live waiters queued are handed to them).
 -- Holders above a lowered limit keep their permits until they release; a release then hands on
 -- only what the limit leaves free.
+-- #include server-time.lua
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
 -- #include semaphore-queue.lua
-local t = redis.call('time')
-local now = server_ms(t)
+local t, now = server_time()
 local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
 local me = ARGV[1]
 -- The limit matters only to hand permits on: read it only when someone waits.

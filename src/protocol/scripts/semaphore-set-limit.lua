@@ -11,11 +11,11 @@
 -- is taken back, and nothing is granted until the permits held are below the new limit. Queued
 -- requests above a lowered limit are dropped, and each waiter is told at once ("token:over:limit"
 -- on its channel).
+-- #include server-time.lua
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
 -- #include semaphore-queue.lua
-local t = redis.call('time')
-local now = server_ms(t)
+local t, now = server_time()
 local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
 redis.call('set', KEYS[5], ARGV[1])
 drop_over_limit(keys, tonumber(ARGV[1]))

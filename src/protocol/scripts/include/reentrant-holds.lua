@@ -1,7 +1,9 @@
--- reentrant-holds (included by the ReentrantMutex's scripts; needs fair-holder.lua before it): who
--- holds a reentrant lock, and its holds.
+-- reentrant-holds: who holds a reentrant lock, and its holds (the ReentrantMutex's scripts).
+-- Needs: store_holder (holder.lua); reads no KEYS or ARGV.
+-- Provides: same_owner(a, b), is_hold(holder, holds_key, token), keep_until(lock_key, holds_key,
+-- holder, ttl, now), below.
 -- A hold token is 32 hex characters: the owner's 16 (the same for every hold of one owner), then 16
--- random ones. The lock key's value is a hand-off lock's holder (fair-holder.lua) whose token is one
+-- random ones. The lock key's value is a hand-off lock's holder (holder.lua) whose token is one
 -- hold of the owner (the first, until it is released before the others); the holds key is a hash
 -- of the owner's other holds (token -> '1'), expiring with the lock key. Holds are counted by token,
 -- not by a bare counter, so that releasing a hold is idempotent and giving back an attempt that

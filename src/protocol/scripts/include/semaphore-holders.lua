@@ -1,15 +1,13 @@
--- semaphore-holders (included by the Semaphore scripts): the server's clock and a Semaphore's holders.
+-- semaphore-holders: a Semaphore's holders (the Semaphore's and ReadWriteLock's scripts).
+-- Needs: nothing; reads no KEYS or ARGV.
+-- Provides: read_holders(key, now, me) -> the holders table, hold_for(holders, member, ttl, now),
+-- below.
 -- Holders live in a sorted set at the lock key: one member per acquisition,
 -- "<permits>|<fencing token>|<owner token>" (the token last: tokens may contain any character),
 -- scored by its expiry in server milliseconds (TIME), never a client's clock. The key itself expires
 -- with its longest-lived holder, so an abandoned semaphore goes away by itself.
 -- Anything else at the lock key (a Mutex on the same name, a foreign SET) holds every permit until
 -- it expires: nothing is granted over it, and the scripts never change it.
-
--- Whole milliseconds of a TIME reply.
-local function server_ms(t)
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 
 -- Reads the holders in one ZRANGE, dropping those whose expiry has passed (rare: a holder that
 -- crashed; a release removes its own). Returns nil when the key is not a sorted set, else

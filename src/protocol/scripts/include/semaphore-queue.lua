@@ -1,5 +1,9 @@
--- semaphore-queue (included by the Semaphore scripts that grant permits; needs next-fence.lua and
--- semaphore-holders.lua before it): the FIFO queue of waiters, and handing permits to them.
+-- semaphore-queue: a Semaphore's FIFO queue of waiters, and handing permits to them (the Semaphore
+-- scripts that grant permits, and rw-downgrade.lua).
+-- Needs: next_fence (next-fence.lua), hold_for (semaphore-holders.lua); reads no KEYS or ARGV.
+-- Provides: current_limit(limit_key, given), grant(keys, holders, token, permits, ttl, t, now),
+-- leave_queue(keys, token), drop_over_limit(keys, limit), serve(keys, holders, limit, t, now, me),
+-- below (and its helpers decode_entry, refuse).
 -- The queue is a list of waiter tokens, oldest first; each waiter's entry is in a hash,
 -- token -> "<deadline ms (server time)>|<lease TTL ms>|<permits>|<grant channel>".
 -- `keys` names them: {fence, queue, waiters}; `holders` is what read_holders returned.

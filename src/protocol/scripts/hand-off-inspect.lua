@@ -1,12 +1,13 @@
--- fair-inspect: read a FairMutex's state in one round trip, changing nothing.
--- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- hand-off-inspect: read a hand-off lock's state (Mutex, FairMutex, a RedlockMutex's server) in one
+-- round trip, changing nothing.
+-- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the waiting: a hash with a field per queued token (a FairMutex's, or a RedlockMutex's
 --         line's)
 -- Reply: {owner token or '' when free, PTTL in ms (-2 when free, -1 when without expiry),
 --         last fencing token handed out (0 when none), number of queued waiters (live or not yet
 --         dropped)}
--- #include fair-holder.lua
+-- #include holder.lua
 local holder = decode_holder(redis.call('get', KEYS[1]))
 local fence = redis.call('get', KEYS[2])
 return {holder and holder.token or '', redis.call('pttl', KEYS[1]), tonumber(fence or '0'), redis.call('hlen', KEYS[3])}

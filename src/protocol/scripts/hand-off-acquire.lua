@@ -1,8 +1,9 @@
--- fair-acquire: take a FairMutex in strict arrival order, or join (or renew a place in) its queue.
--- The Mutex runs it too, barging (ARGV[6]): it takes a free lock without serving the queue first.
--- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- hand-off-acquire: take a hand-off lock (one holder; a release hands it straight to the next waiter
+-- of its queue), or join (or renew a place in) its queue. A FairMutex serves the queue first, in
+-- strict arrival order; a Mutex barges (ARGV[6]): it takes a free lock without serving the queue.
+-- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock (never expires, so tokens only grow)
--- KEYS[3] the queue: a list of waiter entries, oldest first (see fair-holder.lua)
+-- KEYS[3] the queue: a list of waiter entries, oldest first (see arrival-queue.lua)
 -- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
 -- ARGV[1] the owner token of this acquisition (the same for every attempt of one acquire call)
 -- ARGV[2] the lease TTL in milliseconds
@@ -23,14 +24,13 @@
 -- queue, O(queue length).
 -- The lock goes to the caller only when it is free and no live waiter is ahead. When it is free and
 -- a live waiter is ahead (the holder expired without a release), it is handed to that waiter here.
--- The logic is include/hand-off-acquire.lua (the ReentrantMutex's script runs it too).
--- Server time (TIME) keeps deadlines in one clock for every client; Redis 5+ replicates a script's
--- effects, so reading TIME before writing is allowed.
+-- The logic is include/acquire-or-queue.lua (the ReentrantMutex's script runs it too).
+-- #include server-time.lua
 -- #include next-fence.lua
--- #include fair-holder.lua
--- #include fair-queue.lua
--- #include hand-on.lua
--- #include hand-off-acquire.lua
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return acquire_or_queue(decode_holder(redis.call('get', KEYS[1])), t, now)
+-- #include holder.lua
+-- #include arrival-queue.lua
+-- #include grant-waiter.lua
+-- #include acquire-or-queue.lua
+local t, now = server_time()
+local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
+return acquire_or_queue(lock, decode_holder(redis.call('get', KEYS[1])), ARGV, t, now)

@@ -1,6 +1,6 @@
--- fair-release: release a FairMutex by handing it straight to the oldest live waiter, or leave its
--- queue (a waiter that timed out or was aborted).
--- KEYS[1] the lock key (its value: the holder, see fair-holder.lua)
+-- hand-off-release: release a hand-off lock (Mutex, FairMutex) by handing it straight to the oldest
+-- live waiter, or leave its queue (a waiter that timed out or was aborted).
+-- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the queue: a list of waiter entries, oldest first
 -- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
@@ -20,11 +20,13 @@
 -- waiter's channel, so the waiter holds the lock without another round trip. Entries whose deadline
 -- passed are dropped on the way. The releaser is remembered in the new holder's value ("prev"), or,
 -- when the lock is freed, in the tombstone.
--- The logic is include/hand-off-release.lua (the ReentrantMutex's script runs it too).
+-- The logic is include/release-or-leave.lua (the ReentrantMutex's script runs it too).
 -- Cost: O(1) plus the dead entries dropped for the holder; O(queue length) for a waiter leaving.
+-- #include server-time.lua
 -- #include next-fence.lua
--- #include fair-holder.lua
--- #include fair-queue.lua
--- #include hand-on.lua
--- #include hand-off-release.lua
-return release_or_leave(decode_holder(redis.call('get', KEYS[1])))
+-- #include holder.lua
+-- #include arrival-queue.lua
+-- #include grant-waiter.lua
+-- #include release-or-leave.lua
+local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
+return release_or_leave(lock, KEYS[5], decode_holder(redis.call('get', KEYS[1])), ARGV[1], ARGV[2] == '1')

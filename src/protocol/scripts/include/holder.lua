@@ -1,5 +1,9 @@
--- fair-holder (included by the FairMutex scripts): the lock key's value, which carries what the hot
--- path would otherwise read from other keys, so a hand-off costs no extra reads.
+-- holder: a hand-off lock's key's value (the Mutex's, FairMutex's, ReentrantMutex's and each
+-- RedlockMutex server's), which carries what the hot path would otherwise read from other keys, so a
+-- hand-off costs no extra reads.
+-- Needs: nothing; reads no KEYS or ARGV.
+-- Provides: decode_holder(value) -> the holder table below (nil for a free lock);
+-- store_holder(key, holder, now) writes one.
 -- Value: "<fencing token>|<expiry ms>|<min waiter TTL ms>|<queue expiry ms>|<#prev>|<prev><owner>"
 --   fencing token    the holder's (the counter key holds the same; a hand-off needs no GET of it)
 --   expiry ms        server time the key expires at (kept equal to its PX; saves a PTTL per wait)

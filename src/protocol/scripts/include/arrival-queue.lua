@@ -1,0 +1,81 @@
+-- arrival-queue: a hand-off lock's queue in arrival order (the Mutex's, FairMutex's and
+-- ReentrantMutex's), as a queue table of the interface grant-waiter.lua names. placed-line.lua
+-- builds the same interface over a RedlockMutex's line: a change to it is a change to both.
+-- Needs: nothing; reads no KEYS or ARGV.
+-- Provides: arrival_queue(queue_key, waiting_key) -> the queue table (one per script run; its
+-- functions take it as `q`).
+-- The queue is a list of entries "<deadline ms>|<lease TTL ms>|<#channel>|<channel><token>" (the
+-- token last: tokens may contain any character), oldest first.
+-- The waiting hash (token -> current deadline ms) says who is queued: a re-sent enqueue (a client
+-- re-sends an unanswered command after a reconnect) finds itself there and does not queue twice,
+-- and an entry whose token is not in it (its waiter left) is never handed the lock. An entry's
+-- own deadline is the one it was queued with; a renewal moves only the hash's, which is read just
+-- for entries past their own.
+local arrival_queue
+do
+  local function decode_entry(raw)
+    local deadline, ttl, channel_len, rest = string.match(raw, '^(%d+)|(%d+)|(%d+)|(.*)$')
+    if not deadline then return nil end
+    channel_len = tonumber(channel_len)
+    return {
+      deadline = tonumber(deadline), ttl = tonumber(ttl), channel = string.sub(rest, 1, channel_len),
+      token = string.sub(rest, channel_len + 1),
+    }
+  end
+
+  -- Pops entries until a live one: still a member, its deadline (or renewed deadline) not passed.
+  -- Entries of `skip` are dropped; an entry of `mine` is returned as is. Dead entries are dropped.
+  local function pop_live(q, now, skip, mine)
+    while true do
+      local raw = redis.call('lpop', q.key)
+      if not raw then return nil end
+      local entry = decode_entry(raw)
+      if entry then
+        local deadline = entry.deadline
+        if deadline < now and entry.token ~= mine then
+          deadline = tonumber(redis.call('hget', q.waiting, entry.token) or '0')
+        end
+        local member = redis.call('hdel', q.waiting, entry.token) == 1
+        if member and entry.token ~= skip and (entry.token == mine or deadline >= now) then
+          return entry
+        end
+      end
+    end
+  end
+
+  -- Queues `token` (a first attempt, or a later one), or renews its place when it is queued already.
+  local function join(q, token, deadline, ttl, channel)
+    local at = string.format('%d', deadline)
+    if redis.call('hsetnx', q.waiting, token, at) == 0 then
+      redis.call('hset', q.waiting, token, at)
+      return false
+    end
+    return redis.call('rpush', q.key, string.format('%d|%d|%d|', deadline, ttl, #channel) .. channel .. token) == 1
+  end
+
+  -- Removes `token`'s entry (a waiter giving up): O(queue length), off the hot path.
+  local function leave(q, token)
+    if redis.call('hdel', q.waiting, token) == 0 then return end
+    for _, raw in ipairs(redis.call('lrange', q.key, 0, -1)) do
+      local entry = decode_entry(raw)
+      if entry and entry.token == token then
+        redis.call('lrem', q.key, 1, raw)
+        return
+      end
+    end
+  end
+
+  -- The queue is served strictly: its first waiter is always due.
+  local function first_not_due(q, now)
+    return nil
+  end
+
+  arrival_queue = function(queue_key, waiting_key)
+    -- A lock found free is handed to the first live entry even when its hand-off message reaches
+    -- nobody (its subscriber may be reconnecting; the lock kind's own release decides otherwise).
+    return {
+      key = queue_key, waiting = waiting_key, skips_unreached = false,
+      pop_live = pop_live, join = join, leave = leave, first_not_due = first_not_due,
+    }
+  end
+end
