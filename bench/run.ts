@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (full run) and `npm run bench -- --quick` (smoke run, about seven minutes: every implementation at 1 and 10 clients).
+ * `npm run bench` (full run) and `npm run bench -- --quick` (smoke run: every implementation at 1 and 10 clients; docs/performance.md says how long each takes).
  *
  * Starts its own redis-server through the test fixture (or uses REDIS_URL), forks one worker process
  * per client, and runs every lock configuration at 1, 2, 5 and 10 clients with an empty and a 1 ms

@@ -21,7 +21,7 @@ export interface RedlockOptions extends LockOptions {
    * before any newcomer, and it wakes by itself when its window ends. A window longer than a round
    * of hand-offs through every waiter lets a busy holder keep the lock in its own process for up to
    * that long; a shorter one only costs each waiter one more attempt. 0: every release hands over,
-   * strictly first come, first served (measured the fastest here, see the README).
+   * strictly first come, first served (measured the fastest here: docs/performance.md).
    * @default 0
    */
   handOffAfterMs: number;

@@ -83,6 +83,12 @@ export interface Vars {
   limit: number;
   timeout: number;
   maxCount: number;
+  ttl: number;
+  retryAttempts: number;
+  callback: () => unknown;
+  semaphore: Semaphore;
+  value: number;
+  weight: number;
 }
 
 type Snippet = (vars: Vars) => unknown;
@@ -186,7 +192,7 @@ const definedRows = [
       withLock: ({ client, semname, limit, timeout }) => acquireSemaphoreWithLock(client, semname, limit, timeout * 1000),
     },
     inLocksmith: (c) =>
-      `${c.basic} / ${c.fair} / ${c.withLock}: the identifier or \`null\`, one attempt that never waits, as in the book (\`timeoutMs\` in ms, default 10 s). All three are the same fair script: holders expire by the server's clock, so a host whose clock runs ahead cannot steal a permit (6.3.1), and one script needs no lock around it (6.3.4). To wait in line, use \`Semaphore\`.`,
+      `${c.basic} / ${c.fair} / ${c.withLock}: the identifier or \`null\`, one attempt, as in the book (\`timeoutMs\` in ms, default 10 s). All three are one fair script on the server's clock: a fast client clock steals no permit (6.3.1), and no lock is needed around it (6.3.4). To wait in line: \`Semaphore\`.`,
     async check(s, env) {
       for (const acquire of [s.basic, s.fair, s.withLock]) {
         const semname = env.name();
@@ -241,7 +247,7 @@ const definedRows = [
       create: ({ client, key, maxCount, lockTimeout, acquireTimeout }) => new Semaphore(client, key, { limit: maxCount, ttlMs: lockTimeout, timeoutMs: acquireTimeout }),
     },
     inLocksmith: (c) =>
-      `${c.create}: permits go in arrival order with direct hand-off (no polling), holders expire by the server's clock, not the client's; \`acquire({ permits })\` takes several at once. \`MultiSemaphore\`'s \`permits\` is that per-call option.`,
+      `${c.create}: permits handed over in arrival order (no polling), holders expiring by the server's clock. \`MultiSemaphore\`: \`acquire({ permits })\`.`,
     async check(s, env) {
       const key = env.name();
       const make = (client: RedisClient) => s.create(vars({ client, key, maxCount: 2, lockTimeout: 10_000, acquireTimeout: 200 })) as Semaphore;
@@ -365,16 +371,18 @@ const definedRows = [
   }),
   defineRow({
     youUsed: '**node-redlock** `redlock.acquire([resource], duration)`',
-    snippets: { acquire: ({ mutex, duration }) => mutex.acquire({ ttlMs: duration, autoExtend: false, retries: 10, retryDelayMs: 200 }) },
+    snippets: { acquire: ({ mutex, duration }) => mutex.acquire({ ttlMs: duration, autoExtend: false, retries: 10, retryDelayMs: 100, retryJitterMs: 200 }) },
     inLocksmith: (c) =>
-      `${c.acquire}: not extended, and node-redlock's defaults (11 attempts 200 ms apart, then \`TooManyAttemptsError\`). Without \`retries\` and \`retryDelayMs\` a waiter is handed the lock by the release and waits up to \`timeoutMs\` (10 s). Across several Redis servers: \`new RedlockMutex([a, b, c], resource, …)\`, the same options.`,
+      `${c.acquire}: not extended, with node-redlock's defaults: 11 attempts, 200 ± 100 ms apart (Locksmith's jitter only adds: 100 + 0..200 ms), then \`TooManyAttemptsError\`. Without the retry options the release hands the lock to a waiter, which waits up to \`timeoutMs\` (10 s). Across servers: \`new RedlockMutex([a, b, c], resource, …)\`.`,
     async check(s, env) {
       const resource = env.name();
       const mutex = new Mutex(env.client, resource);
       const holder = await new Mutex(env.other, resource, { ttlMs: 60_000, autoExtend: false }).acquire();
       const [error, waitedMs] = await elapsedMs(() => rejectsWith(s.acquire(vars({ mutex, duration: 300 })) as Promise<Lease>, TooManyAttemptsError));
       assert.equal((error as TooManyAttemptsError).attempts, 11);
-      assert.ok(waitedMs >= 1_990, `10 pauses of 200 ms, waited ${waitedMs} ms`);
+      // 10 pauses of 100 + 0..200 ms: about 2 s. Without the jitter they would take 1 s; the sum of
+      // 10 uniform jitters falls below 300 ms with a probability under 1e-4.
+      assert.ok(waitedMs >= 1_300, `10 pauses of 100 + 0..200 ms, waited ${waitedMs} ms`);
       await holder.release();
       const lease = (await s.acquire(vars({ mutex, duration: 300 }))) as Lease;
       await assertExpiresUnextended(env, lease, 300);
@@ -427,18 +435,19 @@ const definedRows = [
   defineRow({
     youUsed: 'node-redlock settings `{ retryCount, retryDelay, retryJitter, driftFactor }`',
     snippets: {
-      create: ({ client, resource, retryCount, retryDelay, retryJitter, driftFactor }) => new Mutex(client, resource, { retries: retryCount, retryDelayMs: retryDelay, retryJitterMs: retryJitter, driftFactor }),
+      create: ({ client, resource, retryCount, retryDelay, retryJitter, driftFactor }) => new Mutex(client, resource, { retries: retryCount, retryDelayMs: retryDelay - retryJitter, retryJitterMs: 2 * retryJitter, driftFactor }),
     },
     inLocksmith: (c) =>
-      `${c.create}. \`retryCount: -1\` is \`retries: Infinity\`; the jitter adds 0 to \`retryJitterMs\` ms; \`retryDelayMs\` is usually unneeded (a release wakes a waiter). No \`automaticExtensionThreshold\`: the watchdog extends at about \`ttlMs\`/3.`,
+      `${c.create}: the same pauses (node-redlock waits \`retryDelay\` ± \`retryJitter\`, Locksmith \`retryDelayMs\` + 0..\`retryJitterMs\`), for \`retryJitter\` ≤ \`retryDelay\`. \`retryCount: -1\` is \`retries: Infinity\`. Usually unneeded: a release wakes a waiter. The watchdog extends at about \`ttlMs\`/3.`,
     async check(s, env) {
       const resource = env.name();
-      const settings = { client: env.client, resource, retryCount: 2, retryDelay: 100, retryJitter: 0, driftFactor: 0.01 };
+      const settings = { client: env.client, resource, retryCount: 2, retryDelay: 200, retryJitter: 100, driftFactor: 0.01 };
       const mutex = s.create(vars(settings)) as Mutex;
+      assert.deepEqual([mutex.options.retryDelayMs, mutex.options.retryJitterMs], [100, 200], 'pauses of 100 + 0..200 ms');
       const holder = await holdElsewhere(env, resource);
       const [error, waitedMs] = await elapsedMs(() => rejectsWith(mutex.acquire(), TooManyAttemptsError));
       assert.equal((error as TooManyAttemptsError).attempts, 3);
-      assert.ok(waitedMs >= 190, `2 pauses of 100 ms, waited ${waitedMs} ms`);
+      assert.ok(waitedMs >= 190, `2 pauses of at least 100 ms, waited ${waitedMs} ms`);
       await holder.release();
       const forever = s.create(vars({ ...settings, retryCount: Number.POSITIVE_INFINITY })) as Mutex;
       assert.equal(forever.options.retries, Number.POSITIVE_INFINITY);
@@ -456,6 +465,57 @@ const definedRows = [
       await rejectsWith(new Mutex(env.client, name, { retries: 1, retryDelayMs: 10 }).acquire(), s.acquireFailed());
       await env.admin.command('DEL', lockKey(name));
       await rejectsWith(lease.extend(), s.extendFailed());
+    },
+  }),
+  defineRow({
+    youUsed: '**redlock-universal** `createLock({ adapter, key, ttl, retryAttempts, retryDelay })`',
+    snippets: {
+      create: ({ client, key, ttl, retryAttempts, retryDelay }) => new Mutex(client, key, { ttlMs: ttl, retries: retryAttempts, retryDelayMs: retryDelay }),
+    },
+    inLocksmith: (c) =>
+      `${c.create}: the client, no adapter. Its defaults (30 s, 3, 100 ms): 4 attempts 100 ms apart, then \`TooManyAttemptsError\` (\`LockAcquisitionError\`); without the retry options the release wakes a waiter. \`createRedlock({ adapters, … })\`: \`new RedlockMutex(clients, key, …)\`.`,
+    async check(s, env) {
+      const key = env.name();
+      const defaults = { client: env.client, key, ttl: 30_000, retryAttempts: 3, retryDelay: 100 };
+      const holder = await holdElsewhere(env, key);
+      const mutex = s.create(vars(defaults)) as Mutex;
+      const [error, waitedMs] = await elapsedMs(() => rejectsWith(mutex.acquire(), TooManyAttemptsError));
+      assert.equal((error as TooManyAttemptsError).attempts, 4, 'retryAttempts: 3 is four attempts');
+      assert.ok(waitedMs >= 290, `3 pauses of 100 ms, waited ${waitedMs} ms`);
+      await holder.release();
+      const lease = await mutex.acquire();
+      const left = await pttl(env, lockKey(key));
+      assert.ok(left > 29_000 && left <= 30_000, `ttl is the TTL, PTTL ${left}`);
+      await lease.release();
+    },
+  }),
+  defineRow({
+    youUsed: 'redlock-universal `lock.acquire()` / `lock.release(handle)` / `lock.extend(handle, ttl)` / `lock.using(routine)` / `lock.isLocked(key)`',
+    snippets: {
+      acquire: ({ mutex }) => mutex.acquire(),
+      release: ({ lease }) => lease.release(),
+      extend: ({ lease, ttl }) => lease.extend(ttl),
+      using: ({ mutex, routine }) => mutex.using(routine),
+      isLocked: ({ mutex }) => mutex.isLocked(),
+    },
+    inLocksmith: (c) =>
+      `${c.acquire} → the lease (your handle) / ${c.release} / ${c.extend} / ${c.using} / ${c.isLocked}. The watchdog extends a lease outside \`using()\` too; \`extend()\` of a lost lock throws \`LockLostError\` (redlock-universal: \`false\`).`,
+    async check(s, env) {
+      const name = env.name();
+      const mutex = new Mutex(env.client, name);
+      assert.equal(await s.isLocked(vars({ mutex })), false);
+      const lease = (await s.acquire(vars({ mutex }))) as Lease;
+      assert.equal(await s.isLocked(vars({ mutex })), true);
+      await s.extend(vars({ lease, ttl: 60_000 }));
+      assert.ok((await pttl(env, lockKey(name))) > 50_000, 'extended to the new ttl');
+      assert.equal(await s.release(vars({ lease })), true);
+      assert.equal(await s.isLocked(vars({ mutex })), false);
+      const routine: LockedWork<unknown> = async (signal, held) => [signal.aborted, await held.isOwned()];
+      assert.deepEqual(await s.using(vars({ mutex, routine })), [false, true], 'the routine runs holding the lock');
+      assert.equal(await s.isLocked(vars({ mutex })), false, 'released after the routine');
+      const lost = (await s.acquire(vars({ mutex }))) as Lease;
+      await env.admin.command('DEL', lockKey(name));
+      await rejectsWith(s.extend(vars({ lease: lost, ttl: 1_000 })) as Promise<unknown>, LockLostError);
     },
   }),
   defineRow({
@@ -696,7 +756,7 @@ const definedRows = [
       holdCount: async ({ reentrant }) => (await reentrant.inspect()).holdCount,
     },
     inLocksmith: (c) =>
-      `${c.create}; ${c.nested} takes it twice without waiting for itself: the holder is the enclosing \`using()\` (its async context), or an explicit \`owner: new LockOwner()\` (Redisson's thread id). ${c.holdCount} is \`getHoldCount()\`, counted in Redis; every hold has the same fencing token and the lock is free after the last release. A second \`release()\` of a hold resolves \`false\` (Redisson throws \`IllegalMonitorStateException\`).`,
+      `${c.create}; ${c.nested} holds it twice: the holder is the enclosing \`using()\`, or an \`owner: new LockOwner()\` (Redisson's thread id). ${c.holdCount} is \`getHoldCount()\`; the lock is free after the last release, and a second \`release()\` of a hold resolves \`false\` (Redisson throws).`,
     async check(s, env) {
       const name = env.name();
       const reentrant = s.create(vars({ client: env.client, name })) as ReentrantMutex;
@@ -725,7 +785,7 @@ const definedRows = [
       write: ({ rw }) => rw.writeLock().acquire(),
     },
     inLocksmith: (c) =>
-      `${c.create}; ${c.read} (shared) / ${c.write} (exclusive), each a lease like a \`Mutex\`'s. Readers and writers wait in one FIFO queue, so writers are not starved (Redisson lets a reader in while a writer waits). Write to read: \`rw.downgrade(writeLease)\`, atomic. Read to write is refused as in Redisson: inside \`using()\` it rejects with \`WouldDeadlockError\` instead of waiting for ever.`,
+      `${c.create}; ${c.read} (shared) / ${c.write} (exclusive). One FIFO queue: writers are not starved (Redisson lets readers in while a writer waits). Write to read: \`rw.downgrade(writeLease)\`; read to write, inside \`using()\`, rejects with \`WouldDeadlockError\`.`,
     async check(s, env) {
       const name = env.name();
       const rw = s.create(vars({ client: env.client, name })) as ReadWriteLock;
@@ -748,6 +808,67 @@ const definedRows = [
       await rejectsWith(rw.readLock().using(() => rw.writeLock().acquire()), WouldDeadlockError);
       await late.value.release();
       await written.value.release();
+    },
+  }),
+  defineRow({
+    youUsed: '**async-mutex** (one process) `mutex.runExclusive(callback)` / `const release = await mutex.acquire()` / `mutex.isLocked()`',
+    snippets: {
+      runExclusive: ({ mutex, callback }) => mutex.using(() => callback()),
+      acquire: ({ mutex }) => mutex.acquire().then((lease) => () => lease.release()),
+      isLocked: ({ mutex }) => mutex.isLocked(),
+    },
+    inLocksmith: (c) =>
+      `${c.runExclusive} / ${c.acquire} / ${c.isLocked}: the same shapes, across processes (a promise where async-mutex answers at once). \`withTimeout(mutex, ms)\` is the \`timeoutMs\` option; \`LockTimeoutError\` is its \`E_TIMEOUT\`.`,
+    async check(s, env) {
+      const name = env.name();
+      const mutex = new Mutex(env.client, name);
+      const other = new Mutex(env.other, name);
+      const log: string[] = [];
+      const critical = (id: string) => async () => {
+        log.push(`${id} in`, `locked: ${await s.isLocked(vars({ mutex }))}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        log.push(`${id} out`);
+        return id;
+      };
+      const results = await Promise.all([
+        s.runExclusive(vars({ mutex, callback: critical('a') })),
+        s.runExclusive(vars({ mutex: other, callback: critical('b') })),
+      ]);
+      assert.deepEqual(results, ['a', 'b'], "each resolves with its callback's result");
+      const [first, second] = log[0] === 'a in' ? ['a', 'b'] : ['b', 'a'];
+      assert.deepEqual(log, [`${first} in`, 'locked: true', `${first} out`, `${second} in`, 'locked: true', `${second} out`]);
+      assert.equal(await s.isLocked(vars({ mutex })), false, 'released when the callback settled');
+      const failing = () => Promise.reject(new Error('boom'));
+      await assert.rejects(s.runExclusive(vars({ mutex, callback: failing })) as Promise<unknown>, /boom/);
+      assert.equal(await s.isLocked(vars({ mutex })), false, 'released after a throw too');
+      const release = (await s.acquire(vars({ mutex }))) as () => Promise<boolean>;
+      assert.equal(typeof release, 'function');
+      await rejectsWith(new Mutex(env.other, name, { timeoutMs: 100 }).acquire(), LockTimeoutError);
+      assert.equal(await release(), true);
+      assert.equal(await release(), false, 'a second release changes nothing');
+      assert.equal(await s.isLocked(vars({ mutex })), false);
+    },
+  }),
+  defineRow({
+    youUsed: 'async-mutex `new Semaphore(value)` / `semaphore.runExclusive(callback, weight)`',
+    snippets: {
+      create: ({ client, name, value }) => new Semaphore(client, name, { limit: value }),
+      run: ({ semaphore, callback, weight }) => semaphore.using(() => callback(), { permits: weight }),
+    },
+    inLocksmith: (c) => `${c.create} / ${c.run}: \`weight\` permits, all or none, in arrival order`,
+    async check(s, env) {
+      const name = env.name();
+      const semaphore = s.create(vars({ client: env.client, name, value: 3 })) as Semaphore;
+      const other = s.create(vars({ client: env.other, name, value: 3 })) as Semaphore;
+      const callback = async () => {
+        const held = (await semaphore.inspect()).permitsHeld;
+        const tooMany = await other.tryAcquire({ permits: 2 });
+        const oneMore = await other.tryAcquire();
+        await oneMore?.release();
+        return [held, tooMany, oneMore !== null];
+      };
+      assert.deepEqual(await s.run(vars({ semaphore, callback, weight: 2 })), [2, null, true], 'two of three permits held');
+      assert.equal((await semaphore.inspect()).permitsHeld, 0, 'released when the callback settled');
     },
   }),
 ];

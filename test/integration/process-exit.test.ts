@@ -1,6 +1,6 @@
 /**
  * A process that used Locksmith exits as soon as its own work and client are done: no timer or
- * connection of Locksmith's keeps it alive (README: "Locksmith's timers and waiting connection never
+ * connection of Locksmith's keeps it alive (README: "Locksmith's timers and its waiting connection never
  * keep a process alive"). Every lock kind, every client library; each child waited for a lock, so
  * its subscriber connection was opened.
  */

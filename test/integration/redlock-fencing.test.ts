@@ -13,9 +13,10 @@
  *
  * The counters start far above the servers' clock in µs, so the time floor every grant applies
  * cannot hide a mistake: tokens grow here only through the counters, the maximum over the quorum
- * and its write-back to a quorum. The counter is seeded at the key the README documents ("Keys and
- * channels": `locksmith:{name}:fence`); should that key ever move, the first lease's token would
- * be below the seed and the test fails saying so, rather than silently testing the clock.
+ * and its write-back to a quorum. The counter is seeded at the key docs/operating-redis.md
+ * documents ("Keys and channels": `locksmith:{name}:fence`); should that key ever move, the first
+ * lease's token would be below the seed and the test fails saying so, rather than silently testing
+ * the clock.
  *
  * Ordering is by observable state only: the chaos loop kills a node, waits until that many more
  * acquisitions happened without it, restarts it (the restart resolves once it answers), and
@@ -59,7 +60,7 @@ const runs: readonly { readonly kind: ClientKind; readonly acquisitions: number 
   { kind: failFastKind('node-redis v6 disableOfflineQueue'), acquisitions: SHORT_RUN },
 ];
 
-/** The fencing counter's key on each server, as the README documents it (see the file comment). */
+/** The fencing counter's key on each server, as docs/operating-redis.md documents it (file comment). */
 const fenceKey = (name: string) => `locksmith:{${name}}:fence`;
 
 for (const { kind, acquisitions } of runs) {
