@@ -8,7 +8,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { NodeRedisClient } from '../src/index.js';
-import { fairAcquire, fairRelease } from '../src/protocol/fair-mutex.js';
+import { handOffAcquire, handOffRelease } from '../src/protocol/hand-off.js';
 import { lockKeys } from '../src/protocol/keys.js';
 import type { LockUnderTest } from './impls.js';
 
@@ -21,7 +21,7 @@ function rawLock(send: Send, key: string, ttlMs: number): LockUnderTest {
     async acquire() {
       n += 1;
       const token = `raw-${key}-${n}`;
-      const acquire = fairAcquire(keys, {
+      const acquire = handOffAcquire(keys, {
         token,
         ttlMs,
         entryTtlMs: 0,
@@ -32,7 +32,7 @@ function rawLock(send: Send, key: string, ttlMs: number): LockUnderTest {
       const result = acquire.decode(await send(acquire.script.sha1, acquire.keys, acquire.args));
       if (!result.acquired)
         throw new Error('raw scripts: the key is held (this row is for independent keys)');
-      const release = fairRelease(keys, { token, skipUnreached: true });
+      const release = handOffRelease(keys, { token, skipUnreached: true });
       return () => send(release.script.sha1, release.keys, release.args);
     },
   };

@@ -69,7 +69,7 @@ export {
   type SemaphoreOptions,
   type SemaphoreTryAcquireOptions,
 } from './primitives/semaphore.js';
-export type { FairLockState } from './protocol/fair-mutex.js';
+export type { FairLockState } from './protocol/hand-off.js';
 export type { LockState } from './protocol/lock-state.js';
 export type { ReadWriteLockState } from './protocol/read-write-lock.js';
 export type { ReentrantLockState } from './protocol/reentrant-mutex.js';

@@ -1,6 +1,6 @@
 import type { RedisClient } from '../adapters/client-types.js';
 import { type Checks, defaultLockOptions, type LockOptions, lockChecks, resolveOptions } from '../options.js';
-import { type FairLockState, fairInspect } from '../protocol/fair-mutex.js';
+import { type FairLockState, handOffInspect } from '../protocol/hand-off.js';
 import { checkMs } from '../validation.js';
 import { HandOffLock } from './hand-off-lock.js';
 
@@ -65,6 +65,6 @@ export class FairMutex extends HandOffLock<FairLockOptions, FairLockState> {
 
   /** @internal */
   protected readState(): Promise<FairLockState> {
-    return this.run(fairInspect(this.keys));
+    return this.run(handOffInspect(this.keys));
   }
 }

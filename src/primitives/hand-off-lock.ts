@@ -3,12 +3,12 @@ import type { AcquireOptions, LockOptions } from '../options.js';
 import type { Plan } from '../plan.js';
 import type { ScriptCall } from '../protocol/call.js';
 import {
-  type FairAcquireResult,
-  fairAcquire,
-  fairExtend,
-  fairRelease,
   type HandOffAcquireParams,
-} from '../protocol/fair-mutex.js';
+  type HandOffAcquireResult,
+  handOffAcquire,
+  handOffExtend,
+  handOffRelease,
+} from '../protocol/hand-off.js';
 import type { LockState } from '../protocol/lock-state.js';
 import type { Attempts } from '../waiting/attempts.js';
 import { queuedAttempts } from './queued-attempt.js';
@@ -58,8 +58,8 @@ export abstract class HandOffLock<
   protected abstract waiterTtlMs(options: Readonly<Options>): number;
 
   /** @internal The enqueue-or-acquire script call of one attempt (a reentrant kind re-enters in it too). */
-  protected acquireCall(params: HandOffAcquireParams): ScriptCall<FairAcquireResult> {
-    return fairAcquire(this.keys, params);
+  protected acquireCall(params: HandOffAcquireParams): ScriptCall<HandOffAcquireResult> {
+    return handOffAcquire(this.keys, params);
   }
 
   /** @internal */
@@ -79,11 +79,11 @@ export abstract class HandOffLock<
 
   /** @internal Releases (handing the lock to the next live waiter), or leaves the queue. */
   protected sendRelease(token: string): Promise<boolean> {
-    return this.run(fairRelease(this.keys, { token, skipUnreached: this.policy.skipUnreached }));
+    return this.run(handOffRelease(this.keys, { token, skipUnreached: this.policy.skipUnreached }));
   }
 
   /** @internal Compare-and-extend (the holder's value records its expiry for the waiters). */
   protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
-    return this.run(fairExtend(this.keys, { token, ttlMs }));
+    return this.run(handOffExtend(this.keys, { token, ttlMs }));
   }
 }

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { decodeHandOff } from '../protocol/fair-mutex.js';
+import { decodeHandOff } from '../protocol/hand-off.js';
 
 /** The server's `TIME` as the scripts read it: whole milliseconds, truncated. */
 const SERVER_TIME_RESOLUTION_MS = 1;

@@ -1,6 +1,6 @@
 import type { RedisClient } from '../adapters/client-types.js';
 import { type LockOptions, resolveLockOptions } from '../options.js';
-import { fairInspect } from '../protocol/fair-mutex.js';
+import { handOffInspect } from '../protocol/hand-off.js';
 import type { LockState } from '../protocol/lock-state.js';
 import { BARGING_WAITER_TTL_MS, HandOffLock } from './hand-off-lock.js';
 
@@ -33,7 +33,9 @@ export class Mutex extends HandOffLock<LockOptions, LockState> {
 
   /** @internal */
   protected async readState(): Promise<LockState> {
-    const { locked, ownerToken, remainingTtlMs, lastFencingToken } = await this.run(fairInspect(this.keys));
+    const { locked, ownerToken, remainingTtlMs, lastFencingToken } = await this.run(
+      handOffInspect(this.keys),
+    );
     return { locked, ownerToken, remainingTtlMs, lastFencingToken };
   }
 }

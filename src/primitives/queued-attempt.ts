@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Plan } from '../plan.js';
-import type { FairAcquireResult } from '../protocol/fair-mutex.js';
+import type { HandOffAcquireResult } from '../protocol/hand-off.js';
 import type { Attempts, Outcome } from '../waiting/attempts.js';
 import { type QueueEntry, Ticket } from '../waiting/ticket.js';
 import { Wake, type WakeChannel } from '../waiting/wake.js';
@@ -17,7 +17,7 @@ export interface Queue {
   /** A message for this call that is not its hand-off: true to wake it (a Semaphore's refusal). */
   hearOther?(message: string): boolean;
   /** One enqueue-or-acquire script call (`maybeQueued`: an earlier attempt may have queued it). */
-  send(entry: QueueEntry, maybeQueued: boolean): Promise<FairAcquireResult>;
+  send(entry: QueueEntry, maybeQueued: boolean): Promise<HandOffAcquireResult>;
 }
 
 /**

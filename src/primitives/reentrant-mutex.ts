@@ -14,7 +14,7 @@ import {
   type TryAcquireOptions,
 } from '../options.js';
 import type { ScriptCall } from '../protocol/call.js';
-import type { FairAcquireResult, HandOffAcquireParams } from '../protocol/fair-mutex.js';
+import type { HandOffAcquireParams, HandOffAcquireResult } from '../protocol/hand-off.js';
 import { reentrantKeys } from '../protocol/keys.js';
 import {
   type ReentrantLockState,
@@ -145,7 +145,7 @@ export class ReentrantMutex extends HandOffLock<
   }
 
   /** @internal */
-  protected override acquireCall(params: HandOffAcquireParams): ScriptCall<FairAcquireResult> {
+  protected override acquireCall(params: HandOffAcquireParams): ScriptCall<HandOffAcquireResult> {
     return reentrantAcquire(this.reentrantKeys, params);
   }
 

@@ -2,10 +2,10 @@
 import { type ScriptCall, scriptCall } from './call.js';
 import {
   decodeAcquireReply,
-  type FairAcquireResult,
   type HandOffAcquireParams,
+  type HandOffAcquireResult,
   handOffAcquireArgs,
-} from './fair-mutex.js';
+} from './hand-off.js';
 import type { LockKeys } from './keys.js';
 import { asInteger } from './replies.js';
 import { scripts } from './scripts.js';
@@ -37,7 +37,7 @@ export function redlockAcquire(
     /** The caller's wall clock, ms: the same on every server, so they agree on who is due. */
     readonly nowMs: number;
   },
-): ScriptCall<FairAcquireResult> {
+): ScriptCall<HandOffAcquireResult> {
   if (!Number.isSafeInteger(params.place) || params.place < 0) {
     throw new Error(`redlock-acquire takes a place in whole ms, was given ${params.place}`);
   }

@@ -3,12 +3,12 @@ import { UnexpectedReplyError } from '../errors.js';
 import { type ScriptCall, scriptCall } from './call.js';
 import {
   decodeAcquireReply,
-  type FairAcquireResult,
   type FairLockState,
   type HandOffAcquireParams,
+  type HandOffAcquireResult,
   handOffAcquireArgs,
   queueKeys,
-} from './fair-mutex.js';
+} from './hand-off.js';
 import type { LockKeys, ReentrantKeys } from './keys.js';
 import { decodeLockState } from './lock-state.js';
 import { asInteger, asString } from './replies.js';
@@ -29,7 +29,7 @@ export interface ReentrantLockState extends FairLockState {
 export function reentrantAcquire(
   keys: ReentrantScriptKeys,
   params: HandOffAcquireParams,
-): ScriptCall<FairAcquireResult> {
+): ScriptCall<HandOffAcquireResult> {
   return scriptCall(
     scripts.reentrantAcquire,
     [...queueKeys(keys), keys.holds],

@@ -23,7 +23,7 @@ import {
 
 /**
  * Every script Locksmith runs, with the key and argument counts read from its header. Lock kinds do
- * not use these directly: the protocol modules (fair-mutex.ts, semaphore.ts, ...) build typed calls.
+ * not use these directly: the protocol modules (hand-off.ts, semaphore.ts, ...) build typed calls.
  */
 export const scripts = Object.freeze({
   fencedWrite: defineScript(fencedWriteLua),

@@ -1,7 +1,7 @@
 /** Typed calls of the Semaphore's scripts (semaphore-*.lua). */
 import { UnexpectedReplyError } from '../errors.js';
 import { type ScriptCall, scriptCall } from './call.js';
-import type { FairAcquireResult } from './fair-mutex.js';
+import type { HandOffAcquireResult } from './hand-off.js';
 import type { LockKeys, SemaphoreKeys } from './keys.js';
 import type { LockState } from './lock-state.js';
 import { asArray, asInteger, asString } from './replies.js';
@@ -43,7 +43,7 @@ export interface SemaphoreState extends LockState {
  * asked for than the limit in force (lowered by `setLimit`), which can never be granted.
  */
 export type SemaphoreAcquireResult =
-  | FairAcquireResult
+  | HandOffAcquireResult
   | { readonly acquired: false; readonly overLimit: number; readonly serverTimeMs: number };
 
 const queueKeys = (keys: SemaphoreScriptKeys) => [

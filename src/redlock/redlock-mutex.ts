@@ -8,11 +8,7 @@ import type { Plan } from '../plan.js';
 import type { Waiter } from '../primitives/hand-off-waiter.js';
 import { LockShell } from '../primitives/lock-shell.js';
 import type { ScriptCall } from '../protocol/call.js';
-import {
-  fairExtend,
-  fairInspect,
-  type FairAcquireResult as HandOffAcquireResult,
-} from '../protocol/fair-mutex.js';
+import { type HandOffAcquireResult, handOffExtend, handOffInspect } from '../protocol/hand-off.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import { redlockAcquire, redlockRelease } from '../protocol/redlock.js';
 import { checkClientList, checkName } from '../validation.js';
@@ -299,12 +295,12 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
 
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */
   protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
-    return this.nodes.answer('extend', fairExtend(this.keys, { token, ttlMs }), this.nodeTimeoutMs(ttlMs));
+    return this.nodes.answer('extend', handOffExtend(this.keys, { token, ttlMs }), this.nodeTimeoutMs(ttlMs));
   }
 
   /** @internal The quorum's view: the owner a quorum agrees on; rejects without a quorum of answers. */
   protected readState(): Promise<RedlockState> {
-    return this.nodes.inspect(fairInspect(this.keys), this.answerWaitMs());
+    return this.nodes.inspect(handOffInspect(this.keys), this.answerWaitMs());
   }
 
   /**

@@ -15,7 +15,7 @@ import { hubFor } from '../../src/adapters/subscriber-hub.js';
 import { type LockError, UnexpectedReplyError } from '../../src/errors.js';
 import { type LockEvent, subscribeLockEvents } from '../../src/events.js';
 import { Mutex } from '../../src/index.js';
-import { fairInspect } from '../../src/protocol/fair-mutex.js';
+import { handOffInspect } from '../../src/protocol/hand-off.js';
 import { lockKeys } from '../../src/protocol/keys.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { type ClientKind, clientKinds, failFastClientKinds, type TestClient } from '../fixtures/clients.js';
@@ -239,7 +239,7 @@ describe('server check: a transient failure is retried by the next call, not cac
     client.on('error', () => {});
     try {
       const context = contextFor(client);
-      const inspect = fairInspect(lockKeys('locksmith', 'a'));
+      const inspect = handOffInspect(lockKeys('locksmith', 'a'));
       const first = await rejection(runScript(context, inspect));
       assert.equal(isTransientRedisError(first.error), true, String(first.error));
       // That first command started the connection (ioredis connects a lazy client on first use).

@@ -112,7 +112,8 @@ test('outside adapters/, only the adapter surface is imported; lock kinds see no
   }
   // A lock kind (a class built on ScriptedLock) names protocol calls, never a client or a driver:
   // only the shell layers (lock-shell, scripted-lock) and the waiting loop touch adapters.
-  for (const kind of ['primitives/mutex.ts', 'primitives/fair-mutex.ts']) {
+  const kinds = ['mutex', 'fair-mutex', 'reentrant-mutex', 'semaphore', 'read-write-lock'];
+  for (const kind of kinds.map((name) => `primitives/${name}.ts`)) {
     for (const target of graph.get(join(src, kind)) ?? []) {
       const name = relative(src, target);
       if (layerOf(target) === 'adapters' && name !== 'adapters/client-types.ts')

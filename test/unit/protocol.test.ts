@@ -10,15 +10,15 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { UnexpectedReplyError } from '../../src/errors.js';
 import { scriptCall } from '../../src/protocol/call.js';
-import {
-  decodeHandOff,
-  fairAcquire,
-  fairExtend,
-  fairInspect,
-  fairRelease,
-} from '../../src/protocol/fair-mutex.js';
 import { fencedWriteCall } from '../../src/protocol/fenced-write.js';
 import { raiseFence } from '../../src/protocol/fencing-counter.js';
+import {
+  decodeHandOff,
+  handOffAcquire,
+  handOffExtend,
+  handOffInspect,
+  handOffRelease,
+} from '../../src/protocol/hand-off.js';
 import { lockKeys, reentrantKeys, semaphoreKeys } from '../../src/protocol/keys.js';
 import { rwDowngrade } from '../../src/protocol/read-write-lock.js';
 import { PLACE_TOLERANCE_MS, redlockAcquire, redlockRelease } from '../../src/protocol/redlock.js';
@@ -39,7 +39,7 @@ const rkeys = { ...keys, ...reentrantKeys(keys) };
 
 /** Every call builder, with sample parameters. */
 const calls = {
-  handOffAcquire: fairAcquire(keys, {
+  handOffAcquire: handOffAcquire(keys, {
     token,
     ttlMs: 1000,
     entryTtlMs: 300,
@@ -47,9 +47,9 @@ const calls = {
     maybeQueued: false,
     barging: true,
   }),
-  handOffExtend: fairExtend(keys, { token, ttlMs: 1000 }),
-  handOffRelease: fairRelease(keys, { token, skipUnreached: true }),
-  handOffInspect: fairInspect(keys),
+  handOffExtend: handOffExtend(keys, { token, ttlMs: 1000 }),
+  handOffRelease: handOffRelease(keys, { token, skipUnreached: true }),
+  handOffInspect: handOffInspect(keys),
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
   raiseFence: raiseFence(keys, { atLeast: 1_700_000_000_000_123 }),
   redlockAcquire: redlockAcquire(keys, {
@@ -118,7 +118,7 @@ describe('typed script calls', () => {
       keys.lastReleased,
     ]);
     assert.deepEqual(calls.handOffRelease.args, [token, '1']);
-    assert.deepEqual(fairRelease(keys, { token, skipUnreached: false }).args, [token, '0']);
+    assert.deepEqual(handOffRelease(keys, { token, skipUnreached: false }).args, [token, '0']);
     assert.deepEqual(calls.raiseFence.keys, [keys.fence, keys.lock]);
     assert.deepEqual(calls.redlockAcquire.keys, [keys.lock, keys.fence, keys.line, keys.waiting]);
     assert.deepEqual(calls.redlockAcquire.args, [

@@ -1,4 +1,4 @@
-/** Typed calls of the FairMutex's scripts (hand-off-*.lua) and its hand-off message. */
+/** Typed calls of the hand-off lock's scripts (hand-off-*.lua: Mutex, FairMutex) and its hand-off message. */
 import { type ScriptCall, scriptCall } from './call.js';
 import type { LockKeys } from './keys.js';
 import { decodeLockState, type LockState } from './lock-state.js';
@@ -12,7 +12,7 @@ export interface FairLockState extends LockState {
 }
 
 /** What one enqueue-or-acquire attempt learned; `serverTimeMs` is the server's TIME while serving it. */
-export type FairAcquireResult =
+export type HandOffAcquireResult =
   | { readonly acquired: true; readonly fencingToken: number; readonly serverTimeMs: number }
   | {
       readonly acquired: false;
@@ -43,7 +43,10 @@ export interface HandOffAcquireParams {
   readonly barging: boolean;
 }
 
-export function fairAcquire(keys: LockKeys, params: HandOffAcquireParams): ScriptCall<FairAcquireResult> {
+export function handOffAcquire(
+  keys: LockKeys,
+  params: HandOffAcquireParams,
+): ScriptCall<HandOffAcquireResult> {
   return scriptCall(scripts.handOffAcquire, queueKeys(keys), handOffAcquireArgs(params), (reply) =>
     decodeAcquireReply('hand-off-acquire', reply),
   );
@@ -62,7 +65,7 @@ export function handOffAcquireArgs(params: HandOffAcquireParams): string[] {
 }
 
 /** Decodes {1, fencing token, server ms} (acquired) or {0, wait bound ms, server ms} (queued). */
-export function decodeAcquireReply(script: string, reply: unknown): FairAcquireResult {
+export function decodeAcquireReply(script: string, reply: unknown): HandOffAcquireResult {
   const [flag, value, time] = asArray(script, reply, 3);
   const serverTimeMs = asInteger(script, time);
   return asInteger(script, flag) === 1
@@ -75,7 +78,7 @@ export function decodeAcquireReply(script: string, reply: unknown): FairAcquireR
  * the queue. True when `token` held the lock (or released it last: a re-sent release).
  * `skipUnreached`: a waiter whose hand-off message reached no subscriber is skipped (Mutex).
  */
-export function fairRelease(
+export function handOffRelease(
   keys: LockKeys,
   params: {
     readonly token: string;
@@ -91,7 +94,7 @@ export function fairRelease(
 }
 
 /** Compare-and-extend: true when `token` holds the lock and its TTL is now `ttlMs`. */
-export function fairExtend(
+export function handOffExtend(
   keys: Pick<LockKeys, 'lock'>,
   params: { readonly token: string; readonly ttlMs: number },
 ): ScriptCall<boolean> {
@@ -103,7 +106,7 @@ export function fairExtend(
   );
 }
 
-export function fairInspect(keys: LockKeys): ScriptCall<FairLockState> {
+export function handOffInspect(keys: LockKeys): ScriptCall<FairLockState> {
   return scriptCall(scripts.handOffInspect, [keys.lock, keys.fence, keys.waiting], [], (reply) => {
     const [state, [queueLength]] = decodeLockState('hand-off-inspect', reply, 1);
     return { ...state, queueLength: queueLength as number };
