@@ -29,6 +29,12 @@ export interface Grant {
   readonly sentAtWall?: number | undefined;
 }
 
+/** What an acquire call that got the lock returns: its grant, and how many attempts it took. */
+export interface Won {
+  readonly grant: Grant;
+  readonly attempts: number;
+}
+
 /**
  * What the acquire calls and leases of one lock call back into. Neither knows the lock kind or the
  * Redis client behind it.

@@ -10,7 +10,7 @@ import {
 } from '../errors.js';
 import { emitLockEvent } from '../events.js';
 import { inspectCustom } from '../inspect.js';
-import type { Grant, LockBackend, Plan } from '../plan.js';
+import type { LockBackend, Plan, Won } from '../plan.js';
 import { driftMs, validUntil } from '../timing.js';
 import { checkTtlMs } from '../validation.js';
 import { reportGiveBack, sendGiveBack } from './give-back.js';
@@ -61,20 +61,21 @@ export class Lease implements AsyncDisposable {
 
   /**
    * @internal Leases are made by the locks that grant them: the lease of `plan`'s call, which won
-   * `grant` in `attempts` attempts. The constructor is private (users see `private constructor()`
+   * the lock (`won`: its grant, in how many attempts). The constructor is private (users see `private constructor()`
    * in the declarations, so `new Lease()` does not compile) and this factory is left out of the
    * published declarations with the types it names.
    */
-  static grant(plan: Plan, grant: Grant, attempts: number, backend: LockBackend): Lease {
-    return new Lease(plan, grant, attempts, backend);
+  static grant(plan: Plan, won: Won, backend: LockBackend): Lease {
+    return new Lease(plan, won, backend);
   }
 
-  private constructor(plan: Plan, grant: Grant, attempts: number, backend: LockBackend) {
+  private constructor(plan: Plan, won: Won, backend: LockBackend) {
     const { ttlMs, driftFactor, clock } = plan.options;
+    const { grant } = won;
     this.name = plan.name;
     this.token = plan.token;
     this.fencingToken = grant.fencingToken;
-    this.attempts = attempts;
+    this.attempts = won.attempts;
     this.backend = backend;
     this.clock = clock;
     this.ttl = ttlMs;

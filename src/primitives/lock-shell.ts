@@ -106,7 +106,7 @@ export abstract class LockShell<
   async acquire(options?: Call): Promise<Lease> {
     const plan = this.plan(options, 'wait');
     const won = await acquireWithWaiting(plan, this.planAttempts(plan), this.backend);
-    return Lease.grant(plan, won.grant, won.attempts, this.backend);
+    return Lease.grant(plan, won, this.backend);
   }
 
   /**
@@ -125,7 +125,7 @@ export abstract class LockShell<
       await this.sendRelease(plan.token).catch(() => {});
       throw signal.reason;
     }
-    return Lease.grant(plan, grant, 1, this.backend);
+    return Lease.grant(plan, { grant, attempts: 1 }, this.backend);
   }
 
   /**

@@ -11,16 +11,10 @@ import {
 } from '../errors.js';
 import { emitLockEvent } from '../events.js';
 import { reportGiveBack, sendGiveBack } from '../lease/give-back.js';
-import type { Grant, LockBackend, Plan } from '../plan.js';
+import type { Grant, LockBackend, Plan, Won } from '../plan.js';
 import { nextWaitMs, timerDelayMs, validityLeftMs } from '../timing.js';
 import type { Attempts, Outcome } from './attempts.js';
 import type { Watch } from './wake.js';
-
-/** What a call that got the lock returns: its grant, and how many attempts it took. */
-export interface Won {
-  readonly grant: Grant;
-  readonly attempts: number;
-}
 
 /** How long a caller that gives up waits for its give-back before rejecting anyway. */
 const GIVE_BACK_GRACE_MS = 50;

@@ -205,7 +205,11 @@ describe('regressions (no Redis involved)', () => {
       deadline: Number.POSITIVE_INFINITY,
       options: { ...defaultLockOptions, ttlMs: TTL, clock: { now: () => now }, signal: undefined },
     };
-    const lease = Lease.grant(plan, { fencingToken: 1, sentAt: now - 2 * TTL }, 1, backend);
+    const lease = Lease.grant(
+      plan,
+      { grant: { fencingToken: 1, sentAt: now - 2 * TTL }, attempts: 1 },
+      backend,
+    );
     assert.equal(lease.isHeld, false);
     assert.equal(lease.signal.aborted, true);
     assert.equal((lease.signal.reason as { code?: string }).code, 'LOCK_LOST');

@@ -54,7 +54,7 @@ function setup(options: { autoExtend: boolean; ttlMs?: number }) {
       signal: undefined,
     },
   };
-  const lease = Lease.grant(plan, { fencingToken: 7, sentAt: clock.t }, 1, backend);
+  const lease = Lease.grant(plan, { grant: { fencingToken: 7, sentAt: clock.t }, attempts: 1 }, backend);
   const settle = async () => {
     // let the extension's promise chain run
     for (let i = 0; i < 10; i += 1) await Promise.resolve();
