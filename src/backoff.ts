@@ -1,6 +1,14 @@
 /** How a back-off spreads its delays: none, 50–100 % of the step (`half`), or 0–100 % (`full`). */
 export type Jitter = 'none' | 'half' | 'full';
 
+/** A back-off's steps: `firstMs`, doubling up to `maxMs`, with `jitter` drawn from `random`. */
+export interface BackoffSchedule {
+  readonly firstMs: number;
+  readonly maxMs: number;
+  readonly jitter?: Jitter;
+  readonly random?: () => number;
+}
+
 /**
  * The one retry schedule of Locksmith: `firstMs`, doubling at each step up to `maxMs`, jittered so
  * callers that failed together do not retry together. Used for polling without pub/sub, re-sent
@@ -9,14 +17,7 @@ export type Jitter = 'none' | 'half' | 'full';
 export class Backoff {
   private step = 0;
 
-  constructor(
-    private readonly schedule: {
-      readonly firstMs: number;
-      readonly maxMs: number;
-      readonly jitter?: Jitter;
-      readonly random?: () => number;
-    },
-  ) {}
+  constructor(private readonly schedule: BackoffSchedule) {}
 
   /** How many delays were taken since the start (or the last `reset()`). */
   get steps(): number {

@@ -1,11 +1,11 @@
-import type { Backoff } from '../backoff.js';
+import { Backoff, type BackoffSchedule } from '../backoff.js';
 import type { Clock } from '../clock.js';
 import { LockError } from '../errors.js';
 import { emitLockEvent } from '../events.js';
 
 /**
  * Sends a give-back (a compare-and-delete of one token) until it is answered: again after a failure
- * that may pass (a reset connection rejected it), on `backoff`, as long as `worthRetrying(nextTryAt)`
+ * that may pass (a reset connection rejected it), on `schedule`, as long as `worthRetrying(nextTryAt)`
  * says the token may still hold the lock then (a token left behind keeps the lock, owned by nobody,
  * until its TTL runs out). A `LockError` (a closed client, a refused command) ends it at once.
  * Resolves with the reply; rejects with the last error.
@@ -13,13 +13,16 @@ import { emitLockEvent } from '../events.js';
 export async function sendGiveBack(
   send: () => Promise<boolean>,
   clock: Clock,
-  backoff: Backoff,
+  schedule: BackoffSchedule,
   worthRetrying: (nextTryAt: number) => boolean,
 ): Promise<boolean> {
+  // Made at the first failure: a give-back answered at once (nearly every one) allocates none.
+  let backoff: Backoff | undefined;
   for (;;) {
     try {
       return await send();
     } catch (error) {
+      backoff ??= new Backoff(schedule);
       const delayMs = backoff.next();
       if (error instanceof LockError || !worthRetrying(clock.now() + delayMs)) throw error;
       await new Promise((resolve) => setTimeout(resolve, delayMs));

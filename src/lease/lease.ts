@@ -1,4 +1,3 @@
-import { Backoff } from '../backoff.js';
 import { type Clock, elapsedSince, type Instant, instantOf } from '../clock.js';
 import { noReplyError, settleBefore } from '../deadline.js';
 import {
@@ -17,8 +16,7 @@ import { reportGiveBack, sendGiveBack } from './give-back.js';
 import { Watchdog } from './watchdog.js';
 
 /** A give-back that failed on an error that may pass is sent again on this schedule. */
-const GIVE_BACK_RETRY_FIRST_MS = 50;
-const GIVE_BACK_RETRY_MAX_MS = 1_000;
+const GIVE_BACK_RETRY = { firstMs: 50, maxMs: 1_000 } as const;
 
 type LeaseState = 'held' | 'released' | 'lost';
 
@@ -295,11 +293,10 @@ export class Lease implements AsyncDisposable {
    */
   private sendRelease(): Promise<boolean> {
     const goneBy = this.clock.now() + this.ttl;
-    const backoff = new Backoff({ firstMs: GIVE_BACK_RETRY_FIRST_MS, maxMs: GIVE_BACK_RETRY_MAX_MS });
     return sendGiveBack(
       () => this.backend.release(this.token),
       this.clock,
-      backoff,
+      GIVE_BACK_RETRY,
       (nextTryAt) => nextTryAt <= goneBy,
     );
   }

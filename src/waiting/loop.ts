@@ -23,12 +23,10 @@ const GIVE_BACK_GRACE_MS = 50;
  * A give-back that failed on a transient error (a reset connection rejected it) is tried again on
  * this schedule while the token may still hold the lock.
  */
-const GIVE_BACK_RETRY_FIRST_MS = 5;
-const GIVE_BACK_RETRY_MAX_MS = 50;
+const GIVE_BACK_RETRY = { firstMs: 5, maxMs: 50 } as const;
 
-/** Polling when pub/sub is unavailable: the first delay, and the cap it doubles up to. */
-const POLL_FIRST_MS = 10;
-const POLL_MAX_MS = 250;
+/** Polling when pub/sub is unavailable: from 10 ms, doubling up to 250 ms, 50–100 % of each step. */
+const POLLING = { firstMs: 10, maxMs: 250, jitter: 'half' } as const;
 
 /**
  * The waiting loop of every lock kind: it knows a plan, the kind's attempts and where the call is
@@ -59,7 +57,7 @@ export async function acquireWithWaiting(plan: Plan, attempts: Attempts, backend
   const { deadline } = plan;
   const { wake } = attempts;
   const call = new CallState(plan, backend);
-  const poll = new Backoff({ firstMs: POLL_FIRST_MS, maxMs: POLL_MAX_MS, jitter: 'half' });
+  let poll: Backoff | undefined;
   let sent = 0;
   let counted = 0;
   let countNext = true;
@@ -181,7 +179,8 @@ export async function acquireWithWaiting(plan: Plan, attempts: Attempts, backend
       });
       let waitMs = Math.min(holderWaitMs, outcome.renewInMs ?? Number.POSITIVE_INFINITY);
       if (!watch && subscribeFailed && !lastFailed) {
-        const first = poll.steps === 0;
+        const first = poll === undefined;
+        poll ??= new Backoff(POLLING);
         const pollDelayMs = poll.next();
         if (first) emitLockEvent({ type: 'polling', lockName: plan.name, delayMs: pollDelayMs });
         waitMs = Math.min(waitMs, pollDelayMs);
@@ -339,11 +338,10 @@ class CallState {
    */
   private giveBack(): Promise<boolean> {
     const { plan, backend } = this;
-    const backoff = new Backoff({ firstMs: GIVE_BACK_RETRY_FIRST_MS, maxMs: GIVE_BACK_RETRY_MAX_MS });
     return sendGiveBack(
       () => backend.release(plan.token),
       plan.options.clock,
-      backoff,
+      GIVE_BACK_RETRY,
       (nextTryAt) => this.state === 'gave-up' && nextTryAt <= this.lastSentAt + plan.options.ttlMs,
     );
   }
