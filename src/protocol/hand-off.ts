@@ -87,7 +87,7 @@ export function handOffRelease(
 ): ScriptCall<boolean> {
   return scriptCall(
     scripts.handOffRelease,
-    [...queueKeys(keys), keys.lastReleased],
+    [...queueKeys(keys)],
     [params.token, params.skipUnreached ? '1' : '0'],
     (reply) => asInteger('hand-off-release', reply) === 1,
   );

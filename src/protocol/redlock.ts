@@ -72,7 +72,7 @@ export function redlockRelease(
 ): ScriptCall<boolean> {
   return scriptCall(
     scripts.redlockRelease,
-    [...lineKeys(keys), keys.lastReleased],
+    [...lineKeys(keys)],
     [
       params.token,
       params.skipUnreached ? '1' : '0',

@@ -49,7 +49,7 @@ export function reentrantRelease(
 ): ScriptCall<boolean> {
   return scriptCall(
     scripts.reentrantRelease,
-    [...queueKeys(keys), keys.lastReleased, keys.holds],
+    [...queueKeys(keys), keys.holds],
     [params.token, params.skipUnreached ? '1' : '0'],
     (reply) => asInteger('reentrant-release', reply) === 1,
   );

@@ -110,13 +110,7 @@ describe('typed script calls', () => {
   test('keys and arguments are placed as the headers say', () => {
     assert.deepEqual(calls.handOffAcquire.keys, [keys.lock, keys.fence, keys.queue, keys.waiting]);
     assert.deepEqual(calls.handOffAcquire.args, [token, '1000', '300', 'g', '0', '1']);
-    assert.deepEqual(calls.handOffRelease.keys, [
-      keys.lock,
-      keys.fence,
-      keys.queue,
-      keys.waiting,
-      keys.lastReleased,
-    ]);
+    assert.deepEqual(calls.handOffRelease.keys, [keys.lock, keys.fence, keys.queue, keys.waiting]);
     assert.deepEqual(calls.handOffRelease.args, [token, '1']);
     assert.deepEqual(handOffRelease(keys, { token, skipUnreached: false }).args, [token, '0']);
     assert.deepEqual(calls.raiseFence.keys, [keys.fence, keys.lock]);
@@ -134,13 +128,7 @@ describe('typed script calls', () => {
       '41',
       String(PLACE_TOLERANCE_MS),
     ]);
-    assert.deepEqual(calls.redlockRelease.keys, [
-      keys.lock,
-      keys.fence,
-      keys.line,
-      keys.waiting,
-      keys.lastReleased,
-    ]);
+    assert.deepEqual(calls.redlockRelease.keys, [keys.lock, keys.fence, keys.line, keys.waiting]);
     assert.deepEqual(calls.redlockRelease.args, [token, '1', '5', '1795000000300']);
     assert.deepEqual(calls.raiseFence.args, ['1700000000000123']);
     assert.equal(calls.raiseFence.decode(1_700_000_000_000_124), 1_700_000_000_000_124);

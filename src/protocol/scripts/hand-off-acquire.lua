@@ -33,4 +33,5 @@
 -- #include acquire-or-queue.lua
 local t, now = server_time()
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
-return acquire_or_queue(lock, decode_holder(redis.call('get', KEYS[1])), ARGV, t, now)
+local holder, released = decode_holder(redis.call('get', KEYS[1]))
+return acquire_or_queue(lock, holder, released, ARGV, t, now)

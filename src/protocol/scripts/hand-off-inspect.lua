@@ -10,4 +10,5 @@
 -- #include holder.lua
 local holder = decode_holder(redis.call('get', KEYS[1]))
 local fence = redis.call('get', KEYS[2])
-return {holder and holder.token or '', redis.call('pttl', KEYS[1]), tonumber(fence or '0'), redis.call('hlen', KEYS[3])}
+-- A free lock's key may hold the release that freed it (holder.lua): its PTTL is not a lease's.
+return {holder and holder.token or '', holder and redis.call('pttl', KEYS[1]) or -2, tonumber(fence or '0'), redis.call('hlen', KEYS[3])}

@@ -4,8 +4,6 @@
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the queue: a list of waiter entries, oldest first
 -- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
--- KEYS[5] the release tombstone: the last token that freed this lock with nobody to hand it to,
---         kept 60 s
 -- ARGV[1] the token that releases the lock, or whose queue entry is removed
 -- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody (its process is gone; Mutex),
 --         '0' to hand it the lock anyway (FairMutex: its place is kept even while its subscriber
@@ -19,7 +17,8 @@
 -- and publishes "token:fencing token:server time ms" (integers in full decimal digits) on the
 -- waiter's channel, so the waiter holds the lock without another round trip. Entries whose deadline
 -- passed are dropped on the way. The releaser is remembered in the new holder's value ("prev"), or,
--- when the lock is freed, in the tombstone.
+-- when the lock is freed, in the release left at the lock key (holder.lua), kept 60 s. A holder
+-- nobody queued behind costs a GET and a SET: no clock, no queue.
 -- The logic is include/release-or-leave.lua (the ReentrantMutex's script runs it too).
 -- Cost: O(1) plus the dead entries dropped for the holder; O(queue length) for a waiter leaving.
 -- #include server-time.lua
@@ -29,4 +28,5 @@
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
-return release_or_leave(lock, KEYS[5], decode_holder(redis.call('get', KEYS[1])), ARGV[1], ARGV[2] == '1')
+local holder, released = decode_holder(redis.call('get', KEYS[1]))
+return release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')

@@ -6,19 +6,22 @@
 -- KEYS[2] the lock key (its value: the holder, see holder.lua)
 -- ARGV[1] the value the counter must reach, an integer below 2^53
 -- Reply: the counter afterwards (max of its value and ARGV[1]).
--- The holder's value records its fencing token, and a release hands the next one out from it
--- without reading the counter (grant-waiter.lua): it is raised too, or that hand-off would take a
--- token below this one and lower the counter.
+-- The holder's value (or a release's) records the counter, and a release (or the next acquire)
+-- hands the next token out from it without reading the counter (grant-waiter.lua,
+-- acquire-or-queue.lua): it is raised too, or that grant would take a token below this one and
+-- lower the counter. (A release's 60 s starts again: harmless.)
 -- #include server-time.lua
 -- #include holder.lua
 local floor = tonumber(ARGV[1])
 local current = tonumber(redis.call('get', KEYS[1]) or '0')
 if current >= floor then return current end
 redis.call('set', KEYS[1], string.format('%d', floor))
-local holder = decode_holder(redis.call('get', KEYS[2]))
+local holder, released = decode_holder(redis.call('get', KEYS[2]))
 if holder and holder.fence and holder.fence < floor then
   local _, now = server_time()
   holder.fence = floor
   store_holder(KEYS[2], holder, now)
+elseif released and released.fence < floor then
+  store_released(KEYS[2], floor, released.prev, released.queue_expiry)
 end
 return floor

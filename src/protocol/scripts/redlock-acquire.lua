@@ -44,4 +44,5 @@ local place = string.format('%d',
   math.min(math.max(tonumber(ARGV[7]), taken_at - tolerance), taken_at + tolerance))
 local line = placed_line(KEYS[3], KEYS[4], place, tonumber(ARGV[8]), tonumber(ARGV[9]))
 local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
-return acquire_or_queue(lock, decode_holder(redis.call('get', KEYS[1])), ARGV, t, now)
+local holder, released = decode_holder(redis.call('get', KEYS[1]))
+return acquire_or_queue(lock, holder, released, ARGV, t, now)

@@ -5,8 +5,6 @@
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the line: a sorted set, waiting token -> its place
 -- KEYS[4] the waiting: a hash, waiting token -> "deadline ms|lease TTL ms|#channel|channel"
--- KEYS[5] the release tombstone: the last token that freed this lock with nobody to hand it to,
---         kept 60 s
 -- ARGV[1] the token that releases the lock, or whose place in the line is removed
 -- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody, '0' to hand it the lock anyway
 -- ARGV[3] the hand-off-after window in ms: while the first waiter's place is younger than this, the
@@ -24,4 +22,5 @@
 -- #include release-or-leave.lua
 local line = placed_line(KEYS[3], KEYS[4], nil, tonumber(ARGV[3]), tonumber(ARGV[4]))
 local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
-return release_or_leave(lock, KEYS[5], decode_holder(redis.call('get', KEYS[1])), ARGV[1], ARGV[2] == '1')
+local holder, released = decode_holder(redis.call('get', KEYS[1]))
+return release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')

@@ -29,7 +29,7 @@
 local t, now = server_time()
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
 local me = ARGV[1]
-local holder = decode_holder(redis.call('get', KEYS[1]))
+local holder, released = decode_holder(redis.call('get', KEYS[1]))
 if holder and holder.expiry and same_owner(holder.token, me) then
   if holder.token ~= me then redis.call('hset', KEYS[5], me, '1') end
   keep_until(KEYS[1], KEYS[5], holder, tonumber(ARGV[2]), now)
@@ -38,5 +38,5 @@ if holder and holder.expiry and same_owner(holder.token, me) then
   return {1, holder.fence, now}
 end
 -- A free lock has no holds (they expire with it; this makes sure of it for the next owner).
-if not holder then redis.call('del', KEYS[5]) end
-return acquire_or_queue(lock, holder, ARGV, t, now)
+if not holder and not released then redis.call('del', KEYS[5]) end
+return acquire_or_queue(lock, holder, released, ARGV, t, now)

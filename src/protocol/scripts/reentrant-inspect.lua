@@ -9,7 +9,8 @@
 -- #include holder.lua
 local holder = decode_holder(redis.call('get', KEYS[1]))
 local fence = redis.call('get', KEYS[2])
-local reply = {holder and holder.token or '', redis.call('pttl', KEYS[1]), tonumber(fence or '0'), redis.call('llen', KEYS[3])}
+-- A free lock's key may hold the release that freed it (holder.lua): its PTTL is not a lease's.
+local reply = {holder and holder.token or '', holder and redis.call('pttl', KEYS[1]) or -2, tonumber(fence or '0'), redis.call('llen', KEYS[3])}
 if holder then
   for _, token in ipairs(redis.call('hkeys', KEYS[4])) do reply[#reply + 1] = token end
 end

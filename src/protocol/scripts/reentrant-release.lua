@@ -4,9 +4,7 @@
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the queue: a list of waiter entries, oldest first
 -- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
--- KEYS[5] the release tombstone: the last token that freed this lock with nobody to hand it to,
---         kept 60 s
--- KEYS[6] the holds: a hash of the holder's other hold tokens (see reentrant-holds.lua)
+-- KEYS[5] the holds: a hash of the holder's other hold tokens (see reentrant-holds.lua)
 -- ARGV[1] the hold token given back, or whose queue entry is removed
 -- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody (its process is gone), '0' not to
 -- Reply: 1 when this token was a hold (the lock stays with the owner's other holds, or, when it was
@@ -24,13 +22,15 @@
 -- #include release-or-leave.lua
 -- #include reentrant-holds.lua
 local me = ARGV[1]
-local holder = decode_holder(redis.call('get', KEYS[1]))
+local holder, released = decode_holder(redis.call('get', KEYS[1]))
 if holder and holder.expiry and same_owner(holder.token, me) then
-  if redis.call('hdel', KEYS[6], me) == 1 then return 1 end
-  if holder.token == me then
-    local others = redis.call('hkeys', KEYS[6])
+  -- A hold token is either the one in the lock key's value or in the holds, never both.
+  if holder.token ~= me then
+    if redis.call('hdel', KEYS[5], me) == 1 then return 1 end
+  else
+    local others = redis.call('hkeys', KEYS[5])
     if #others > 0 then
-      redis.call('hdel', KEYS[6], others[1])
+      redis.call('hdel', KEYS[5], others[1])
       holder.token = others[1]
       local _, now = server_time()
       store_holder(KEYS[1], holder, now)
@@ -39,4 +39,4 @@ if holder and holder.expiry and same_owner(holder.token, me) then
   end
 end
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
-return release_or_leave(lock, KEYS[5], holder, me, ARGV[2] == '1')
+return release_or_leave(lock, holder, released, me, ARGV[2] == '1')

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis as IORedis } from 'ioredis';
 import { type RedisServer, startRedis } from '../../../tools/redis-server.js';
 import { type ClientKind, clientKinds } from '../../fixtures/clients.js';
-import { ownerTokenOf } from '../../fixtures/lock-value.js';
+import { lockKeyIsFree, ownerTokenOf } from '../../fixtures/lock-value.js';
 import {
   type CheckReport,
   check,
@@ -304,8 +304,14 @@ async function onEveryNode(admins: readonly IORedis[], read: (admin: IORedis) =>
   return perNode.flatMap((keys, i) => keys.map((key) => `node ${i}: ${key}`));
 }
 
+/** The lock keys that hold a holder (not those a release left behind for 60 s, holder.lua). */
 async function lockKeys(admin: IORedis): Promise<string[]> {
-  return (await admin.keys('locksmith:*')).filter((key) => LOCK_KEY.test(key)).sort();
+  const held: string[] = [];
+  for (const key of (await admin.keys('locksmith:*')).filter((k) => LOCK_KEY.test(k)).sort()) {
+    if (!(await lockKeyIsFree({ command: (...args) => admin.call(...(args as [string])) }, key)))
+      held.push(key);
+  }
+  return held;
 }
 
 async function keysWithoutExpiry(admin: IORedis): Promise<string[]> {

@@ -2,10 +2,11 @@
 -- one, or join (or renew a place in) its queue (hand-off-, reentrant- and redlock-acquire.lua).
 -- Needs: next_fence (next-fence.lua), store_holder (holder.lua), grant_waiter (grant-waiter.lua);
 -- reads no KEYS or ARGV: the script passes them.
--- Provides: acquire_or_queue(lock, holder, args, t, now) -> hand-off-acquire.lua's reply. `lock` is
--- hand_off_lock's table, `holder` the decoded lock value (nil when free), `args` the arguments as
+-- Provides: acquire_or_queue(lock, holder, released, args, t, now) -> hand-off-acquire.lua's reply.
+-- `lock` is hand_off_lock's table, `holder` and `released` what decode_holder returned for the lock
+-- key (holder nil when free; released, the release that freed it, when known), `args` the arguments as
 -- hand-off-acquire.lua's header names them (the first six), `t`, `now` what server_time returned.
-local function acquire_or_queue(lock, holder, args, t, now)
+local function acquire_or_queue(lock, holder, released, args, t, now)
   local me, ttl, queue = args[1], tonumber(args[2]), lock.queue
   if holder and holder.token == me then
     -- Ours already (a hand-off whose message we missed, or a reply that was lost): restart the TTL.
@@ -21,25 +22,31 @@ local function acquire_or_queue(lock, holder, args, t, now)
     -- (An earlier attempt of its call may have queued it: that entry goes, or a later release would
     -- hand the lock to a call that already has it.) A caller new to the queue also barges while
     -- the first waiter has not yet waited its turn out (a Redlock line's hand-off-after window;
-    -- never, for a FairMutex's queue).
+    -- never, for a FairMutex's queue). A queue the last release found empty is not read at all.
+    local queue_expiry = released and released.queue_expiry or 1
+    local prev = released and released.prev or ''
     local head
-    local barging = args[6] == '1' or (args[5] ~= '1' and queue:first_not_due(now) ~= nil)
-    if not barging then
-      head = queue:pop_live(now, nil, me)
-      -- A queue that skips waiters nobody hears (a Redlock line's: a waiter that gave up while a
-      -- server was away is still in that server's line) hands the lock to the next one instead.
-      while head and head.token ~= me do
-        holder = grant_waiter(lock, head, nil, '', t, now, queue.skips_unreached)
-        if holder then break end
+    if queue_expiry > 0 then
+      local barging = args[6] == '1' or (args[5] ~= '1' and queue:first_not_due(now) ~= nil)
+      if not barging then
         head = queue:pop_live(now, nil, me)
+        if not head then queue_expiry = 0 end
+        -- A queue that skips waiters nobody hears (a Redlock line's: a waiter that gave up while a
+        -- server was away is still in that server's line) hands the lock to the next one instead.
+        while head and head.token ~= me do
+          holder = grant_waiter(lock, head, released, prev, t, now, queue.skips_unreached)
+          if holder then break end
+          head = queue:pop_live(now, nil, me)
+        end
+      elseif args[5] == '1' then
+        queue:leave(me)
       end
-    elseif args[5] == '1' then
-      queue:leave(me)
     end
     if not head or head.token == me then
-      local fence = next_fence(lock.fence, t, nil, lock.fence_step_us)
+      local fence = next_fence(lock.fence, t, released and released.fence, lock.fence_step_us)
       store_holder(lock.key, {
-        fence = fence, expiry = now + ttl, min_ttl = 0, queue_expiry = 0, prev = '', token = me,
+        fence = fence, expiry = now + ttl, min_ttl = 0, queue_expiry = queue_expiry, prev = prev,
+        token = me,
       }, now)
       return {1, fence, now}
     end

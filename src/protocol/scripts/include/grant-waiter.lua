@@ -15,7 +15,8 @@ local function hand_off_lock(lock_key, fence_key, queue, fence_step_us)
   return {key = lock_key, fence = fence_key, queue = queue, fence_step_us = fence_step_us}
 end
 
--- Hands the lock to `entry`: the next fencing token (from `from`, the previous holder, when known),
+-- Hands the lock to `entry`: the next fencing token (from `from`, the previous holder or release,
+-- when known),
 -- the lock set to the entry's token with its TTL, and "token:fencing token:server time ms" published
 -- on its channel. A refused PUBLISH (an ACL user without channel permissions) is ignored: the waiter
 -- finds the lock its own at its next attempt. With `skip_unreached`, a PUBLISH that reached nobody
@@ -37,22 +38,24 @@ local function grant_waiter(lock, entry, from, prev, t, now, skip_unreached)
   end
   local holder = {
     fence = fence, expiry = now + entry.ttl, min_ttl = from and from.min_ttl or 0,
-    queue_expiry = from and from.queue_expiry or 0, prev = prev, token = entry.token,
+    -- Others may still be queued: a hand-off pops one entry.
+    queue_expiry = math.max(1, from and from.queue_expiry or 1), prev = prev, token = entry.token,
   }
   store_holder(lock.key, holder, now)
   return holder
 end
 
--- Hands the lock from `from` (the holder, or nil when the lock is free) to the oldest live waiter
--- other than `releaser`. Returns the new holder, or nil when nobody was left to hand it to.
--- Nobody while the first waiter is not yet due (queue:first_not_due): the lock is then freed.
-local function grant_next_waiter(lock, from, releaser, t, now, skip_unreached)
+-- Hands the lock from `from` (the holder, or the release of a free lock, or nil) to the oldest live
+-- waiter other than `skip`, recording `prev` as the token that handed it over. Returns the new
+-- holder, or nil and whether the queue is now empty when nobody was handed it (not empty: the first
+-- waiter is not yet due, queue:first_not_due; the lock is then freed).
+local function grant_next_waiter(lock, from, skip, prev, t, now, skip_unreached)
   local queue = lock.queue
-  if queue:first_not_due(now) then return nil end
+  if queue:first_not_due(now) then return nil, false end
   while true do
-    local head = queue:pop_live(now, releaser, nil)
-    if not head then return nil end
-    local holder = grant_waiter(lock, head, from, from and releaser or '', t, now, skip_unreached)
+    local head = queue:pop_live(now, skip, nil)
+    if not head then return nil, true end
+    local holder = grant_waiter(lock, head, from, prev, t, now, skip_unreached)
     if holder then return holder end
   end
 end

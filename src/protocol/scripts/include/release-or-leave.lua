@@ -1,26 +1,34 @@
 -- release-or-leave: release a hand-off lock by handing it straight to the oldest live waiter, or
 -- leave its queue (hand-off-, reentrant- and redlock-release.lua).
--- Needs: server_time (server-time.lua), grant_next_waiter (grant-waiter.lua); reads no KEYS or
--- ARGV: the script passes them.
--- Provides: release_or_leave(lock, tombstone_key, holder, me, skip_unreached) ->
--- hand-off-release.lua's reply. `lock` is hand_off_lock's table, `holder` the decoded lock value
--- (nil when free); the others are as hand-off-release.lua's header names them.
-local function release_or_leave(lock, tombstone_key, holder, me, skip_unreached)
+-- Needs: server_time (server-time.lua), store_released (holder.lua), grant_next_waiter
+-- (grant-waiter.lua); reads no KEYS or ARGV: the script passes them.
+-- Provides: release_or_leave(lock, holder, released, me, skip_unreached) -> hand-off-release.lua's
+-- reply. `lock` is hand_off_lock's table, `holder` and `released` what decode_holder returned for
+-- the lock key; the others are as hand-off-release.lua's header names them.
+-- A holder nobody queued behind (queue expiry 0) is released without reading the clock or the queue.
+local function release_or_leave(lock, holder, released, me, skip_unreached)
   if holder and holder.token == me then
-    local t, now = server_time()
-    if not grant_next_waiter(lock, holder, me, t, now, skip_unreached) then
-      redis.call('del', lock.key)
-      redis.call('set', tombstone_key, me, 'PX', 60000)
+    local queue_expiry = holder.queue_expiry
+    if queue_expiry > 0 then
+      local t, now = server_time()
+      local next_holder, emptied = grant_next_waiter(lock, holder, me, me, t, now, skip_unreached)
+      if next_holder then return 1 end
+      if emptied then queue_expiry = 0 end
     end
+    store_released(lock.key, holder.fence or tonumber(redis.call('get', lock.fence) or '0'), me, queue_expiry)
     return 1
   end
   if holder and holder.prev == me then return 1 end
-  if redis.call('get', tombstone_key) == me then return 1 end
+  if released and released.prev == me then return 1 end
   lock.queue:leave(me)
-  if not holder then
+  if not holder and (not released or released.queue_expiry > 0) then
     -- A lock found free (its holder expired) with live waiters queued goes to the oldest of them.
     local t, now = server_time()
-    grant_next_waiter(lock, nil, me, t, now, skip_unreached)
+    local fence = released and released.fence
+    local next_holder, emptied = grant_next_waiter(lock, released, me, released and released.prev or '', t, now, skip_unreached)
+    if released and not next_holder and (emptied or released.fence ~= fence) then
+      store_released(lock.key, released.fence, released.prev, emptied and 0 or released.queue_expiry)
+    end
   end
   return 0
 end
