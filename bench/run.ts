@@ -24,8 +24,10 @@ import { Redis } from 'ioredis';
 import { scripts } from '../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../tools/redis-server.js';
 import { type ImplSpec, impls } from './impls.js';
+import { printKindCosts } from './kind-costs.js';
 import { locksmithSource } from './locksmith.js';
 import type { CellResult, ToParent, ToWorker } from './protocol.js';
+import { commandCalls, redisCpuUs } from './redis-stats.js';
 import { printRedlockTargets } from './redlock-targets.js';
 import { printSemaphoreTargets } from './semaphore-targets.js';
 import { type Acquisition, jainIndex, orderStats, percentile } from './stats.js';
@@ -104,13 +106,6 @@ function spawnWorker(url: string, redlockUrls: string[], cpuProfDir: string | un
   return new Worker(child);
 }
 
-/** Redis' own CPU time so far (user + system), µs. */
-async function redisCpuUs(admin: Redis): Promise<number> {
-  const info = await admin.info('cpu');
-  const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
-  return (field('used_cpu_sys') + field('used_cpu_user')) * 1e6;
-}
-
 /** Busy and total jiffies of the whole machine (every process, ours and anyone else's). */
 function machineJiffies(): { busy: number; total: number } {
   try {
@@ -122,20 +117,6 @@ function machineJiffies(): { busy: number; total: number } {
   } catch {
     return { busy: Number.NaN, total: Number.NaN };
   }
-}
-
-/**
- * Redis commands since the last CONFIG RESETSTAT, by name (INFO commandstats: a script's own
- * redis.call()s count as commands, as do EVALSHA itself, PUBLISH, SUBSCRIBE, ...).
- */
-async function commandCalls(admin: Redis): Promise<Record<string, number>> {
-  const info = await admin.info('commandstats');
-  const calls: Record<string, number> = {};
-  for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) {
-    if (/^(info|config)\b/.test(match[1] as string)) continue;
-    calls[match[1] as string] = Number(match[2]);
-  }
-  return calls;
 }
 
 export interface Cell {
@@ -583,6 +564,7 @@ function printReport(
     pct,
   );
   printRedlockTargets(cells, fmt);
+  printKindCosts(cells, multiKey, fmt);
 }
 
 /** Redis commands per acquisition by command, for Locksmith and the reference, at the top client count. */
