@@ -137,70 +137,92 @@ export async function connect(options: ConnectionOptions, env = process.env): Pr
   }
   const tls = url.protocol === 'rediss:' || ca !== undefined;
   const { name, module } = await loadLibrary(env);
-  let connected = false;
-  let lastError: unknown;
-  const retryMs = (attempt: number) => Math.min(50 * 2 ** attempt, 2_000);
-  const bounded = <T>(call: Promise<T>, what: string) => withTimeout(call, options.timeoutMs, what, where);
-
-  if (name === 'redis') {
-    const { createClient } = module as { createClient(options: unknown): NodeRedisLike };
-    const client = createClient({
-      url: options.url.replace(/^redis:/, tls ? 'rediss:' : 'redis:'),
-      socket: {
-        connectTimeout: options.timeoutMs,
-        ...(tls ? { tls: true, ...(ca ? { ca } : {}) } : {}),
-        // Before the first connection: give up at once (a wrong host must not be retried for ever).
-        reconnectStrategy: (retries: number, cause: Error) => (connected ? retryMs(retries) : cause),
-      },
-    });
-    client.on('error', (error) => {
-      lastError = error;
-    });
-    const close = () => {
-      if (client.destroy) client.destroy();
-      else void client.disconnect?.().catch(() => {});
-    };
-    try {
-      await withTimeout(client.connect(), options.timeoutMs, 'connect', where);
-    } catch (error) {
-      close();
-      throw error instanceof CliError ? error : connectError(where, lastError ?? error);
-    }
-    connected = true;
-    return {
-      client: client as unknown as RedisClient,
-      library: name,
-      where,
-      command: (...args) => bounded(client.sendCommand(args), args[0] ?? ''),
-      bounded,
-      close,
-    };
-  }
-
-  const moduleExports = module as { Redis?: IORedisConstructor; default?: IORedisConstructor };
-  const Redis = (moduleExports.Redis ?? moduleExports.default) as IORedisConstructor;
-  const client = new Redis(options.url, {
-    lazyConnect: true,
-    connectTimeout: options.timeoutMs,
-    ...(tls ? { tls: ca ? { ca } : {} } : {}),
-    retryStrategy: (attempt: number) => (connected ? retryMs(attempt) : null),
-  });
-  client.on('error', (error) => {
-    lastError = error;
-  });
+  const state: LinkState = { connected: false, lastError: undefined, timeoutMs: options.timeoutMs };
+  const link = (name === 'redis' ? openNodeRedis : openIORedis)({ module, url: options.url, tls, ca, state });
   try {
-    await withTimeout(client.connect(), options.timeoutMs, 'connect', where);
+    await withTimeout(link.connect(), options.timeoutMs, 'connect', where);
   } catch (error) {
-    client.disconnect();
-    throw error instanceof CliError ? error : connectError(where, lastError ?? error);
+    link.close();
+    throw error instanceof CliError ? error : connectError(where, state.lastError ?? error);
   }
-  connected = true;
+  state.connected = true;
+  const bounded = <T>(call: Promise<T>, what: string) => withTimeout(call, options.timeoutMs, what, where);
   return {
-    client: client as unknown as RedisClient,
+    client: link.client as RedisClient,
     library: name,
     where,
-    command: (command, ...args) => bounded(client.call(command ?? '', ...args), command ?? ''),
+    command: (...args) => bounded(link.send(args), args[0] ?? ''),
     bounded,
+    close: link.close,
+  };
+}
+
+/** What the two client families share once made: the first connection is handled by `connect`. */
+interface Link {
+  readonly client: unknown;
+  connect(): Promise<unknown>;
+  send(args: string[]): Promise<unknown>;
+  close(): void;
+}
+
+interface LinkState {
+  /** Before the first connection a failure is final; after it, the client reconnects. */
+  connected: boolean;
+  lastError: unknown;
+  readonly timeoutMs: number;
+}
+
+interface LinkParams {
+  readonly module: unknown;
+  readonly url: string;
+  readonly tls: boolean;
+  readonly ca: Buffer | undefined;
+  readonly state: LinkState;
+}
+
+const retryMs = (attempt: number) => Math.min(50 * 2 ** attempt, 2_000);
+
+function openNodeRedis({ module, url, tls, ca, state }: LinkParams): Link {
+  const { createClient } = module as { createClient(options: unknown): NodeRedisLike };
+  const client = createClient({
+    url: tls ? url.replace(/^redis:/, 'rediss:') : url,
+    socket: {
+      connectTimeout: state.timeoutMs,
+      ...(tls ? { tls: true, ...(ca ? { ca } : {}) } : {}),
+      // Before the first connection: give up at once (a wrong host must not be retried for ever).
+      reconnectStrategy: (retries: number, cause: Error) => (state.connected ? retryMs(retries) : cause),
+    },
+  });
+  client.on('error', (error) => {
+    state.lastError = error;
+  });
+  return {
+    client,
+    connect: () => client.connect(),
+    send: (args) => client.sendCommand(args),
+    close: () => {
+      if (client.destroy) client.destroy();
+      else void client.disconnect?.().catch(() => {});
+    },
+  };
+}
+
+function openIORedis({ module, url, tls, ca, state }: LinkParams): Link {
+  const moduleExports = module as { Redis?: IORedisConstructor; default?: IORedisConstructor };
+  const Redis = (moduleExports.Redis ?? moduleExports.default) as IORedisConstructor;
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: state.timeoutMs,
+    ...(tls ? { tls: ca ? { ca } : {} } : {}),
+    retryStrategy: (attempt: number) => (state.connected ? retryMs(attempt) : null),
+  });
+  client.on('error', (error) => {
+    state.lastError = error;
+  });
+  return {
+    client,
+    connect: () => client.connect(),
+    send: ([command, ...args]) => client.call(command ?? '', ...args),
     close: () => client.disconnect(),
   };
 }
