@@ -18,7 +18,8 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { Redis } from 'ioredis';
-import { LockTimeoutError, Mutex, subscribeLockEvents } from 'redis-locksmith';
+import { subscribeLockEvents } from 'redis-locksmith';
+import { contendedWorkload } from './metrics-workload.js';
 
 /**
  * Subscribes to Locksmith's events and records them as metrics; returns a function that stops.
@@ -68,19 +69,7 @@ const stop = instrumentLocks(metrics.getMeter('locksmith'));
 
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 try {
-  // Three workers share one lock, five times each: most of them wait.
-  const report = new Mutex(redis, 'metrics-example:report', { ttlMs: 5_000 });
-  const worker = async () => {
-    for (let i = 0; i < 5; i += 1)
-      await report.using(() => new Promise((resolve) => setTimeout(resolve, 10)));
-  };
-  await Promise.all([worker(), worker(), worker()]);
-  // One caller that gives up: the lock is held for longer than it waits.
-  const held = await report.acquire();
-  await report.acquire({ timeoutMs: 50 }).catch((error: unknown) => {
-    if (!(error instanceof LockTimeoutError)) throw error;
-  });
-  await held.release();
+  await contendedWorkload(redis);
 
   await reader.forceFlush();
   for (const scope of exporter.getMetrics().at(-1)?.scopeMetrics ?? []) {

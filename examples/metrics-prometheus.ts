@@ -10,7 +10,8 @@
  */
 import { Redis } from 'ioredis';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { LockTimeoutError, Mutex, subscribeLockEvents } from 'redis-locksmith';
+import { subscribeLockEvents } from 'redis-locksmith';
+import { contendedWorkload } from './metrics-workload.js';
 
 /**
  * Registers Locksmith's metrics in `registry` and feeds them from its events; returns a function
@@ -85,19 +86,7 @@ const registry = new Registry();
 const stop = instrumentLocks(registry);
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 try {
-  // Three workers share one lock, five times each: most of them wait.
-  const report = new Mutex(redis, 'metrics-example:report', { ttlMs: 5_000 });
-  const worker = async () => {
-    for (let i = 0; i < 5; i += 1)
-      await report.using(() => new Promise((resolve) => setTimeout(resolve, 10)));
-  };
-  await Promise.all([worker(), worker(), worker()]);
-  // One caller that gives up: the lock is held for longer than it waits.
-  const held = await report.acquire();
-  await report.acquire({ timeoutMs: 50 }).catch((error: unknown) => {
-    if (!(error instanceof LockTimeoutError)) throw error;
-  });
-  await held.release();
+  await contendedWorkload(redis);
 
   // What a scrape of /metrics returns.
   const text = await registry.metrics();
