@@ -404,6 +404,21 @@ describe('locksmith (the command)', () => {
     }
   });
 
+  test('node-redis as the client (LOCKSMITH_CLIENT=redis): run, busy, status', async () => {
+    const dir = workDir();
+    const lock = name();
+    const nodeRedis = { ...env(dir), LOCKSMITH_CLIENT: 'redis' };
+    const holder = cli(['run', lock, '--ttl', '600', '--', 'sh', '-c', HOLD], nodeRedis);
+    await fileAppears(join(dir, 'ready'), holder);
+    assert.equal(await cli(['run', lock, '--no-wait', '--', 'true'], nodeRedis).exited, EXIT.busy);
+    const status = cli(['status', lock, '--json'], nodeRedis);
+    assert.equal(await status.exited, 0, status.stderr);
+    assert.equal(JSON.parse(status.stdout).holders[0].token, envOf(dir).LOCKSMITH_TOKEN);
+    writeFileSync(join(dir, 'stop'), '');
+    assert.equal(await holder.exited, 0);
+    assert.equal(await redis.exists(`locksmith:{${lock}}`), 0);
+  });
+
   describe('mistakes: one line on stderr, a non-zero exit, within a few seconds', () => {
     /** Runs, and checks the one-line error and the exit code. */
     async function fails(args: string[], code: number, message: RegExp, env: Record<string, string> = {}) {
