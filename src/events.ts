@@ -42,6 +42,29 @@ export type LockEvent =
     }
   /** A transient Redis error during an acquisition; the attempt is retried. */
   | { readonly type: 'attempt-failed'; readonly lockName: string; readonly error: unknown }
+  /**
+   * An acquisition took the lock: `waitMs` from the call to the grant (one round trip for a free
+   * lock), `kind` the lock's class (`Mutex`, `Semaphore`, `ReadLock`, ...).
+   */
+  | {
+      readonly type: 'acquired';
+      readonly lockName: string;
+      readonly kind: string;
+      readonly waitMs: number;
+      readonly attempts: number;
+      readonly fencingToken: number;
+    }
+  /** A lease was released by its holder (`release()`, `using()`'s end), `heldMs` after its grant. */
+  | { readonly type: 'released'; readonly lockName: string; readonly heldMs: number }
+  /** An `acquire()` found the lock held and waits for it (once per call). */
+  | { readonly type: 'contended'; readonly lockName: string }
+  /** An `acquire()` gave up after `timeoutMs` (it rejects with `LockTimeoutError`). */
+  | {
+      readonly type: 'timed-out';
+      readonly lockName: string;
+      readonly timeoutMs: number;
+      readonly attempts: number;
+    }
   /** A lease was lost (its `signal` aborted). */
   | {
       readonly type: 'lock-lost';
@@ -53,6 +76,14 @@ export type LockEvent =
 export type LockEventType = LockEvent['type'];
 
 const channel = diagnostics.channel(LOCK_EVENTS_CHANNEL);
+
+/**
+ * Whether anyone listens: events of the hot path (acquired, released) check it before they read a
+ * clock or build the event, so they cost nothing while nobody listens.
+ */
+export function lockEventsObserved(): boolean {
+  return channel.hasSubscribers;
+}
 
 /** Publishes an event; a no-op while nobody listens. Listener errors never reach the lock. */
 export function emitLockEvent(event: LockEvent): void {

@@ -7,7 +7,7 @@ import {
   NotHeldError,
   RedisUnavailableError,
 } from '../errors.js';
-import { emitLockEvent } from '../events.js';
+import { emitLockEvent, lockEventsObserved } from '../events.js';
 import { inspectCustom } from '../inspect.js';
 import type { LockBackend, Plan, Won } from '../plan.js';
 import { driftMs, validUntil } from '../timing.js';
@@ -43,6 +43,8 @@ export class Lease implements AsyncDisposable {
   /** How many attempts the acquisition took (redis_exp_lock's `lock` return value). */
   readonly attempts: number;
 
+  /** When the grant's request was sent (monotonic), for the `released` event's `heldMs`. */
+  private readonly grantedAt: number;
   private state: LeaseState = 'held';
   private ttl: number;
   private validity: Validity;
@@ -74,6 +76,7 @@ export class Lease implements AsyncDisposable {
     this.token = plan.token;
     this.fencingToken = grant.fencingToken;
     this.attempts = won.attempts;
+    this.grantedAt = grant.sentAt;
     this.backend = backend;
     this.clock = clock;
     this.ttl = ttlMs;
@@ -196,6 +199,9 @@ export class Lease implements AsyncDisposable {
     if (lost) {
       this.giveBack();
       return false;
+    }
+    if (lockEventsObserved()) {
+      emitLockEvent({ type: 'released', lockName: this.name, heldMs: this.clock.now() - this.grantedAt });
     }
     const sending = this.sendRelease();
     const reply = await settleBefore(

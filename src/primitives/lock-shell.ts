@@ -1,4 +1,5 @@
 import { LockLostError } from '../errors.js';
+import { emitLockEvent, lockEventsObserved } from '../events.js';
 import { inspectCustom } from '../inspect.js';
 import { Lease } from '../lease/lease.js';
 import {
@@ -105,8 +106,11 @@ export abstract class LockShell<
    */
   async acquire(options?: Call): Promise<Lease> {
     const plan = this.plan(options, 'wait');
+    const startedAt = lockEventsObserved() ? plan.options.clock.now() : undefined;
     const won = await acquireWithWaiting(plan, this.planAttempts(plan), this.backend);
-    return Lease.grant(plan, won, this.backend);
+    const lease = Lease.grant(plan, won, this.backend);
+    if (startedAt !== undefined) this.reportAcquired(plan, lease, startedAt);
+    return lease;
   }
 
   /**
@@ -118,6 +122,7 @@ export abstract class LockShell<
    */
   async tryAcquire(options?: TryAcquireOptions & Omit<Call, keyof AcquireOptions>): Promise<Lease | null> {
     const plan = this.plan(options, 'try');
+    const startedAt = lockEventsObserved() ? plan.options.clock.now() : undefined;
     const grant = await attemptOnce(plan, this.planAttempts(plan), this.backend);
     if (!grant) return null;
     const { signal } = plan.options;
@@ -125,7 +130,21 @@ export abstract class LockShell<
       await this.sendRelease(plan.token).catch(() => {});
       throw signal.reason;
     }
-    return Lease.grant(plan, { grant, attempts: 1 }, this.backend);
+    const lease = Lease.grant(plan, { grant, attempts: 1 }, this.backend);
+    if (startedAt !== undefined) this.reportAcquired(plan, lease, startedAt);
+    return lease;
+  }
+
+  /** The `acquired` event (only built while someone listens). */
+  private reportAcquired(plan: Plan<Options>, lease: Lease, startedAt: number): void {
+    emitLockEvent({
+      type: 'acquired',
+      lockName: this.name,
+      kind: this.constructor.name,
+      waitMs: plan.options.clock.now() - startedAt,
+      attempts: lease.attempts,
+      fencingToken: lease.fencingToken,
+    });
   }
 
   /**

@@ -68,6 +68,7 @@ export async function acquireWithWaiting(plan: Plan, attempts: Attempts, backend
   let failingSince: number | undefined;
   let watch: Watch | undefined = wake?.ifActive();
   let subscribeFailed = false;
+  let contended = false;
 
   try {
     for (;;) {
@@ -133,6 +134,11 @@ export async function acquireWithWaiting(plan: Plan, attempts: Attempts, backend
         throw lastFailed
           ? unavailableError(plan.name, 'no reply in time', lastError)
           : timeout(plan, sent, lastError);
+      }
+
+      if (!contended && !lastFailed) {
+        contended = true;
+        emitLockEvent({ type: 'contended', lockName: plan.name });
       }
 
       // Subscribe once the lock was seen held (not while Redis is failing: that would only open a
@@ -285,6 +291,8 @@ function noReply(backend: LockBackend, waitedMs: number): Error {
 }
 
 function timeout(plan: Plan, attempts: number, cause: unknown): LockTimeoutError {
+  const { timeoutMs } = plan.options;
+  emitLockEvent({ type: 'timed-out', lockName: plan.name, timeoutMs, attempts });
   const options = cause === undefined ? undefined : { cause };
   return new LockTimeoutError(plan.name, plan.options.timeoutMs, attempts, options);
 }

@@ -1,7 +1,8 @@
 /**
  * The scripts in examples/ run against a redis-server this test started (REDIS_URL), and do what
  * they say: one cron run per tick, a leader that keeps its lease and steps down when it loses it,
- * a stale fenced write refused, a lock released on SIGTERM. Each must exit by itself.
+ * a stale fenced write refused, a lock released on SIGTERM, lock metrics in OpenTelemetry and
+ * Prometheus. Each must exit by itself.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -165,5 +166,45 @@ describe('examples/', () => {
     assert.match(run.output, /^processed [1-9]\d* items$/m);
     assert.match(run.output, /^released the lock: true$/m);
     assert.equal((await redis('EXISTS', lockKey))[0], ':0');
+  });
+
+  /** The metrics both examples report for their workload: 16 acquisitions, 16 holds, 1 timeout. */
+  test('metrics-opentelemetry: the in-memory exporter holds the acquisitions, waits, holds, contentions and the timeout', async () => {
+    const run = new ExampleRun('metrics-opentelemetry.ts', server.url);
+    assert.equal(await run.exited, 0, run.output);
+    const value = (metric: string) =>
+      Number(
+        (run.output.match(
+          new RegExp(
+            `^${metric.replaceAll('.', '\\.')} \\{"lock":"metrics-example:report"[^}]*\\} (?:count )?(\\d+)$`,
+            'm',
+          ),
+        ) ?? [])[1],
+      );
+    assert.match(
+      run.output,
+      /^locksmith\.acquisitions \{"lock":"metrics-example:report","kind":"Mutex"\} 16$/m,
+    );
+    assert.equal(value('locksmith.wait.duration'), 16);
+    assert.equal(value('locksmith.hold.duration'), 16);
+    assert.equal(value('locksmith.timeouts'), 1);
+    // The timed-out caller and at least two of the three workers that started together waited.
+    assert.ok(value('locksmith.contentions') >= 3, run.output);
+  });
+
+  test('metrics-prometheus: the registry text (a scrape) has the counters and histograms', async () => {
+    const run = new ExampleRun('metrics-prometheus.ts', server.url);
+    assert.equal(await run.exited, 0, run.output);
+    const value = (series: string) =>
+      Number(
+        (run.output.match(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} ([\\d.e-]+)$`, 'm')) ?? [])[1],
+      );
+    const lock = '{lock="metrics-example:report"}';
+    assert.equal(value('locksmith_acquisitions_total{lock="metrics-example:report",kind="Mutex"}'), 16);
+    assert.equal(value(`locksmith_wait_seconds_count${lock}`), 16);
+    assert.equal(value(`locksmith_hold_seconds_count${lock}`), 16);
+    assert.ok(value(`locksmith_hold_seconds_sum${lock}`) > 0);
+    assert.equal(value(`locksmith_timeouts_total${lock}`), 1);
+    assert.ok(value(`locksmith_contended_total${lock}`) >= 3, run.output);
   });
 });
