@@ -26,6 +26,7 @@ function rawLock(send: Send, key: string, ttlMs: number): LockUnderTest {
         ttlMs,
         entryTtlMs: 0,
         grantChannel: `${keys.grantedChannelPrefix}raw`,
+        label: '',
         maybeQueued: false,
         barging: true,
       });

@@ -37,16 +37,6 @@ export interface LockView {
   readonly holdCount?: number;
 }
 
-/**
- * The holder label, when the library's state carries one (it will: a lease label stored with the
- * holder). Read tolerantly, so the CLI works with states that have none.
- */
-function labelOf(value: object): string | undefined {
-  const { holderLabel, label } = value as { holderLabel?: unknown; label?: unknown };
-  const found = holderLabel ?? label;
-  return typeof found === 'string' && found !== '' ? found : undefined;
-}
-
 interface KeyFacts {
   readonly type: string;
   readonly fenced: boolean;
@@ -111,7 +101,7 @@ export async function readLock(connection: Connection, prefix: string, name: str
         locked: state.locked,
         holders: state.holders.map((holder) => ({
           token: holder.token,
-          label: labelOf(holder),
+          label: holder.label,
           remainingTtlMs: holder.remainingTtlMs,
           permits: holder.permits,
           fencingToken: holder.fencingToken,
@@ -174,7 +164,14 @@ function handOffView(
     kind,
     locked: state.locked,
     holders: state.ownerToken
-      ? [{ token: state.ownerToken, label: labelOf(state), remainingTtlMs: state.remainingTtlMs, permits: 1 }]
+      ? [
+          {
+            token: state.ownerToken,
+            label: state.holderLabel,
+            remainingTtlMs: state.remainingTtlMs,
+            permits: 1,
+          },
+        ]
       : [],
     queueLength: state.queueLength,
     lastFencingToken: state.lastFencingToken,

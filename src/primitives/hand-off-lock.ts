@@ -73,7 +73,16 @@ export abstract class HandOffLock<
       queues: plan.mode === 'wait' && (options.wakeOnRelease || !barging),
       channel: (accept) => this.wakeChannel(accept),
       send: (entry, maybeQueued) =>
-        this.run(this.acquireCall({ token, ttlMs: options.ttlMs, ...entry, maybeQueued, barging })),
+        this.run(
+          this.acquireCall({
+            token,
+            ttlMs: options.ttlMs,
+            ...entry,
+            maybeQueued,
+            barging,
+            label: options.label,
+          }),
+        ),
     });
   }
 

@@ -33,9 +33,9 @@ export class Mutex extends HandOffLock<LockOptions, LockState> {
 
   /** @internal */
   protected async readState(): Promise<LockState> {
-    const { locked, ownerToken, remainingTtlMs, lastFencingToken } = await this.run(
+    const { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel } = await this.run(
       handOffInspect(this.keys),
     );
-    return { locked, ownerToken, remainingTtlMs, lastFencingToken };
+    return { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel };
   }
 }

@@ -69,6 +69,7 @@ export abstract class PermitLock<
           ttlMs: options.ttlMs,
           permits,
           limit,
+          label: options.label,
           ...entry,
         });
         const result = await this.run(call);

@@ -131,6 +131,7 @@ abstract class ReadWriteSide extends PermitLock<FairLockOptions, ReadWriteLockSt
       ownerToken: state.ownerToken,
       remainingTtlMs: state.remainingTtlMs,
       lastFencingToken: state.lastFencingToken,
+      holderLabel: state.holderLabel,
       readers: state.holders.filter((holder) => holder.permits === 1).length,
       writer: writer?.token,
       queueLength: state.queueLength,

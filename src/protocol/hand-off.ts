@@ -41,18 +41,26 @@ export interface HandOffAcquireParams {
   readonly maybeQueued: boolean;
   /** Take a free lock whoever is queued (Mutex) instead of serving the queue first (FairMutex). */
   readonly barging: boolean;
+  /** The holder label stored with the lock while this call holds it ('' for none). */
+  readonly label: string;
 }
 
 export function handOffAcquire(
   keys: LockKeys,
   params: HandOffAcquireParams,
 ): ScriptCall<HandOffAcquireResult> {
-  return scriptCall(scripts.handOffAcquire, queueKeys(keys), handOffAcquireArgs(params), (reply) =>
-    decodeAcquireReply('hand-off-acquire', reply),
+  return scriptCall(
+    scripts.handOffAcquire,
+    queueKeys(keys),
+    [...handOffAcquireArgs(params), params.label],
+    (reply) => decodeAcquireReply('hand-off-acquire', reply),
   );
 }
 
-/** ARGV of a hand-off lock's acquire script (hand-off-acquire.lua's header; reentrant-acquire.lua's too). */
+/**
+ * The first six ARGV of a hand-off lock's acquire script (hand-off-acquire.lua's header;
+ * reentrant-acquire.lua's and redlock-acquire.lua's too); each script takes the label after its own.
+ */
 export function handOffAcquireArgs(params: HandOffAcquireParams): string[] {
   return [
     params.token,

@@ -10,20 +10,27 @@ export interface LockState {
   readonly remainingTtlMs: number | undefined;
   /** The fencing token of the latest acquisition (0 if never acquired). */
   readonly lastFencingToken: number;
+  /**
+   * The holder's label (its `label` option: host name and PID by default), when locked and it has
+   * one; for people and tools reading the lock (the `locksmith` command shows it).
+   */
+  readonly holderLabel: string | undefined;
 }
 
 /**
- * Decodes an inspect script's reply: {owner token or '', PTTL, last fencing token, ...extra}.
- * Returns the lock's state and the extra integers that follow it.
+ * Decodes an inspect script's reply: {owner token or '', PTTL, last fencing token, label or '',
+ * ...extra}. Returns the lock's state and the extra integers that follow it.
  */
 export function decodeLockState(script: string, reply: unknown, extra = 0): [LockState, number[]] {
-  const fields = asArray(script, reply, 3 + extra);
+  const fields = asArray(script, reply, 4 + extra);
   const owner = asString(script, fields[0]);
+  const label = asString(script, fields[3]);
   const state: LockState = {
     locked: owner !== '',
     ownerToken: owner === '' ? undefined : owner,
     remainingTtlMs: owner === '' ? undefined : asInteger(script, fields[1]),
     lastFencingToken: asInteger(script, fields[2]),
+    holderLabel: owner === '' || label === '' ? undefined : label,
   };
-  return [state, fields.slice(3).map((field) => asInteger(script, field))];
+  return [state, fields.slice(4).map((field) => asInteger(script, field))];
 }

@@ -51,6 +51,7 @@ export function redlockAcquire(
       String(Math.floor(params.nowMs)),
       String(Math.max(0, Math.round(params.placeAgeMs))),
       String(PLACE_TOLERANCE_MS),
+      params.label,
     ],
     (reply) => decodeAcquireReply('redlock-acquire', reply),
   );

@@ -33,7 +33,7 @@ export function reentrantAcquire(
   return scriptCall(
     scripts.reentrantAcquire,
     [...queueKeys(keys), keys.holds],
-    handOffAcquireArgs(params),
+    [...handOffAcquireArgs(params), params.label],
     (reply) => decodeAcquireReply('reentrant-acquire', reply),
   );
 }
@@ -75,10 +75,10 @@ export function reentrantInspect(keys: ReentrantScriptKeys): ScriptCall<Reentran
     [keys.lock, keys.fence, keys.queue, keys.holds],
     [],
     (reply) => {
-      if (!Array.isArray(reply) || reply.length < 4) throw new UnexpectedReplyError(script, reply);
+      if (!Array.isArray(reply) || reply.length < 5) throw new UnexpectedReplyError(script, reply);
       const fields: unknown[] = reply;
-      const [state, [queueLength]] = decodeLockState(script, fields.slice(0, 4), 1);
-      const others = fields.slice(4).map((field) => asString(script, field));
+      const [state, [queueLength]] = decodeLockState(script, fields.slice(0, 5), 1);
+      const others = fields.slice(5).map((field) => asString(script, field));
       const holdTokens = state.ownerToken === undefined ? [] : [state.ownerToken, ...others];
       return { ...state, queueLength: queueLength as number, holdCount: holdTokens.length, holdTokens };
     },

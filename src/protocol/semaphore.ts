@@ -19,6 +19,8 @@ export interface SemaphoreHolder {
   readonly fencingToken: number;
   /** Milliseconds until it expires, by the server's clock. */
   readonly remainingTtlMs: number;
+  /** The label its lock stored with it (the `label` option), if any. */
+  readonly label: string | undefined;
 }
 
 /**
@@ -66,6 +68,8 @@ export function semaphoreAcquire(
     readonly entryTtlMs: number;
     /** The channel this waiter hears its hand-off on. */
     readonly grantChannel: string;
+    /** The holder label stored with the permits while this call holds them ('' for none). */
+    readonly label: string;
   },
 ): ScriptCall<SemaphoreAcquireResult> {
   return scriptCall(
@@ -78,6 +82,7 @@ export function semaphoreAcquire(
       String(params.limit),
       String(params.entryTtlMs),
       params.grantChannel,
+      params.label,
     ],
     (reply) => {
       const [flag, value, time] = asArray('semaphore-acquire', reply, 3);
@@ -159,18 +164,20 @@ export function semaphoreInspect(
 
 function decodeSemaphoreState(reply: unknown): SemaphoreState {
   const script = 'semaphore-inspect';
-  // Five fields, then four per holder.
-  if (!Array.isArray(reply) || reply.length < 5 || (reply.length - 5) % 4 !== 0) {
+  // Five fields, then five per holder.
+  if (!Array.isArray(reply) || reply.length < 5 || (reply.length - 5) % 5 !== 0) {
     throw new UnexpectedReplyError(script, reply);
   }
   const fields: unknown[] = reply;
   const holders: SemaphoreHolder[] = [];
-  for (let i = 5; i < fields.length; i += 4) {
+  for (let i = 5; i < fields.length; i += 5) {
+    const label = asString(script, fields[i + 4]);
     holders.push({
       token: asString(script, fields[i]),
       permits: asInteger(script, fields[i + 1]),
       fencingToken: asInteger(script, fields[i + 2]),
       remainingTtlMs: asInteger(script, fields[i + 3]),
+      label: label === '' ? undefined : label,
     });
   }
   const foreign = asString(script, fields[3]);
@@ -181,6 +188,7 @@ function decodeSemaphoreState(reply: unknown): SemaphoreState {
     ownerToken,
     remainingTtlMs: foreign !== '' ? asInteger(script, fields[4]) : first?.remainingTtlMs,
     lastFencingToken: asInteger(script, fields[1]),
+    holderLabel: foreign !== '' ? undefined : first?.label,
     limit: asInteger(script, fields[0]),
     permitsHeld: holders.reduce((sum, holder) => sum + holder.permits, 0),
     holders,

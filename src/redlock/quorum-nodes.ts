@@ -159,8 +159,8 @@ export class QuorumNodes {
     const replies = await this.ask(call, timeoutMs);
     const nodes = replies.map((r): LockState | undefined => {
       if (r.outcome !== 'value') return undefined;
-      const { locked, ownerToken, remainingTtlMs, lastFencingToken } = r.value;
-      return { locked, ownerToken, remainingTtlMs, lastFencingToken };
+      const { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel } = r.value;
+      return { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel };
     });
     const answered = nodes.filter((n): n is LockState => n !== undefined);
     if (answered.length < this.quorum) {
@@ -177,8 +177,16 @@ export class QuorumNodes {
       if (ttls.length < this.quorum) continue;
       // Held by a quorum for as long as the quorum-th longest of its keys lives.
       const remainingTtlMs = [...ttls].sort((a, b) => b - a)[this.quorum - 1];
-      return { locked: true, ownerToken, remainingTtlMs, lastFencingToken, nodes };
+      const holderLabel = answered.find((n) => n.ownerToken === ownerToken)?.holderLabel;
+      return { locked: true, ownerToken, remainingTtlMs, lastFencingToken, holderLabel, nodes };
     }
-    return { locked: false, ownerToken: undefined, remainingTtlMs: undefined, lastFencingToken, nodes };
+    return {
+      locked: false,
+      ownerToken: undefined,
+      remainingTtlMs: undefined,
+      lastFencingToken,
+      holderLabel: undefined,
+      nodes,
+    };
   }
 }

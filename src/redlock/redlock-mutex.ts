@@ -186,6 +186,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
         ...(entries[node] as QueueEntry),
         maybeQueued: (line.waiters[node] as Waiter).noteAttempt(),
         barging: false,
+        label: options.label,
         place: line.place,
         placeAgeMs: sentAt - line.placedAt,
         handOffAfterMs: options.handOffAfterMs,

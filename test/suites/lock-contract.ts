@@ -8,6 +8,7 @@
  * are generous (a loaded 2-core machine): they check "woken, not left to the TTL", not "fast".
  */
 import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -163,6 +164,32 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const reason = await within(abortedWith(lease.signal), 10_000, 'the signal aborts');
       assert.ok(lease.signal.aborted);
       assert.equal((reason as LockLostError).reason, 'expired');
+    });
+
+    test('the holder label travels with the lease: host and PID by default, yours, or none', async () => {
+      const key = name();
+      const held = await lock(redis.a, key).acquire();
+      assert.equal((await lock(redis.b, key).inspect()).holderLabel, `${hostname()}:${process.pid}`);
+      await held.release();
+      assert.equal((await lock(redis.b, key).inspect()).holderLabel, undefined, 'a free lock has none');
+      const labelled = await lock(redis.a, key, { label: 'deploy #42 on web-1' }).acquire();
+      assert.equal((await lock(redis.b, key).inspect()).holderLabel, 'deploy #42 on web-1');
+      await labelled.release();
+      const unlabelled = await lock(redis.a, key, { label: '' }).acquire();
+      assert.equal((await lock(redis.b, key).inspect()).holderLabel, undefined);
+      await unlabelled.release();
+      assert.throws(() => lock(redis.a, key, { label: 'x'.repeat(101) }), TypeError);
+    });
+
+    test('a lock handed to a waiter carries the waiter’s label', async () => {
+      const mutex = lock(redis.a, name(), { label: 'first' });
+      const held = await mutex.acquire();
+      const waiting = awaitedLater(contender(redis.b, mutex.name, { label: 'second' }).acquire());
+      await waitersAre(mutex, 1);
+      await held.release();
+      const lease = await waiting;
+      assert.equal((await mutex.inspect()).holderLabel, 'second');
+      await lease.release();
     });
 
     test('a waiter wakes on release instead of waiting out the TTL', async () => {

@@ -44,6 +44,7 @@ const calls = {
     ttlMs: 1000,
     entryTtlMs: 300,
     grantChannel: 'g',
+    label: 'host:1',
     maybeQueued: false,
     barging: true,
   }),
@@ -57,6 +58,7 @@ const calls = {
     ttlMs: 1000,
     entryTtlMs: 300,
     grantChannel: 'g',
+    label: 'host:1',
     maybeQueued: false,
     barging: false,
     place: 1_795_000_000_123,
@@ -76,6 +78,7 @@ const calls = {
     ttlMs: 1000,
     entryTtlMs: 300,
     grantChannel: 'g',
+    label: 'host:1',
     maybeQueued: true,
     barging: true,
   }),
@@ -109,7 +112,7 @@ describe('typed script calls', () => {
 
   test('keys and arguments are placed as the headers say', () => {
     assert.deepEqual(calls.handOffAcquire.keys, [keys.lock, keys.fence, keys.queue, keys.waiting]);
-    assert.deepEqual(calls.handOffAcquire.args, [token, '1000', '300', 'g', '0', '1']);
+    assert.deepEqual(calls.handOffAcquire.args, [token, '1000', '300', 'g', '0', '1', 'host:1']);
     assert.deepEqual(calls.handOffRelease.keys, [keys.lock, keys.fence, keys.queue, keys.waiting]);
     assert.deepEqual(calls.handOffRelease.args, [token, '1']);
     assert.deepEqual(handOffRelease(keys, { token, skipUnreached: false }).args, [token, '0']);
@@ -127,6 +130,7 @@ describe('typed script calls', () => {
       '1795000000200',
       '41',
       String(PLACE_TOLERANCE_MS),
+      'host:1',
     ]);
     assert.deepEqual(calls.redlockRelease.keys, [keys.lock, keys.fence, keys.line, keys.waiting]);
     assert.deepEqual(calls.redlockRelease.args, [token, '1', '5', '1795000000300']);
@@ -140,7 +144,7 @@ describe('typed script calls', () => {
       keys.waiting,
       rkeys.holds,
     ]);
-    assert.deepEqual(calls.reentrantAcquire.args, [token, '1000', '300', 'g', '1', '1']);
+    assert.deepEqual(calls.reentrantAcquire.args, [token, '1000', '300', 'g', '1', '1', 'host:1']);
     assert.deepEqual(calls.reentrantRelease.keys, [...calls.handOffRelease.keys, rkeys.holds]);
     assert.deepEqual(calls.reentrantExtend.keys, [keys.lock, rkeys.holds]);
     assert.deepEqual(calls.reentrantInspect.keys, [keys.lock, keys.fence, keys.queue, rkeys.holds]);
@@ -167,18 +171,25 @@ describe('typed script calls', () => {
     assert.equal(calls.handOffRelease.decode(1), true);
     assert.equal(calls.handOffRelease.decode(0), false);
     assert.equal(calls.handOffExtend.decode(1), true);
-    assert.deepEqual(calls.handOffInspect.decode([token, 900, 5, 2]), {
+    assert.deepEqual(calls.handOffInspect.decode([token, 900, 5, 'host:1', 2]), {
       locked: true,
       ownerToken: token,
       remainingTtlMs: 900,
       lastFencingToken: 5,
+      holderLabel: 'host:1',
       queueLength: 2,
     });
-    assert.deepEqual(calls.handOffInspect.decode(['', -2, 0, 0]), {
+    assert.equal(
+      calls.handOffInspect.decode([token, 900, 5, '', 2]).holderLabel,
+      undefined,
+      "'' is no label",
+    );
+    assert.deepEqual(calls.handOffInspect.decode(['', -2, 0, '', 0]), {
       locked: false,
       ownerToken: undefined,
       remainingTtlMs: undefined,
       lastFencingToken: 0,
+      holderLabel: undefined,
       queueLength: 0,
     });
     assert.deepEqual(calls.handOffAcquire.decode([1, 7, 1_700_000_000_123]), {
@@ -191,22 +202,24 @@ describe('typed script calls', () => {
       waitBoundMs: 250,
       serverTimeMs: 5,
     });
-    assert.equal(calls.handOffInspect.decode(['', -2, 3, 4]).queueLength, 4);
+    assert.equal(calls.handOffInspect.decode(['', -2, 3, '', 4]).queueLength, 4);
     const other = 'b'.repeat(32);
-    assert.deepEqual(calls.reentrantInspect.decode([token, 900, 5, 0, other]), {
+    assert.deepEqual(calls.reentrantInspect.decode([token, 900, 5, 'host:1', 0, other]), {
       locked: true,
       ownerToken: token,
       remainingTtlMs: 900,
       lastFencingToken: 5,
+      holderLabel: 'host:1',
       queueLength: 0,
       holdCount: 2,
       holdTokens: [token, other],
     });
-    assert.deepEqual(calls.reentrantInspect.decode(['', -2, 5, 1]), {
+    assert.deepEqual(calls.reentrantInspect.decode(['', -2, 5, '', 1]), {
       locked: false,
       ownerToken: undefined,
       remainingTtlMs: undefined,
       lastFencingToken: 5,
+      holderLabel: undefined,
       queueLength: 1,
       holdCount: 0,
       holdTokens: [],

@@ -17,7 +17,7 @@ describe('Semaphore protocol', () => {
   test("keys and arguments are placed as the headers say, every key in the name's hash tag", () => {
     const queue = [keys.lock, keys.fence, keys.queue, extra.waiters, extra.limit];
     assert.deepEqual(calls.semaphoreAcquire.keys, queue);
-    assert.deepEqual(calls.semaphoreAcquire.args, [token, '1000', '2', '3', '300', 'g']);
+    assert.deepEqual(calls.semaphoreAcquire.args, [token, '1000', '2', '3', '300', 'g', 'host:1']);
     assert.deepEqual(calls.semaphoreRelease.keys, [...queue, keys.lastReleased]);
     assert.deepEqual(calls.semaphoreRelease.args, [token, '3']);
     assert.deepEqual(calls.semaphoreExtend.keys, [keys.lock]);
@@ -36,14 +36,21 @@ describe('Semaphore protocol', () => {
 
   test('inspect replies: holders earliest expiry first, a foreign key, malformed replies', () => {
     const decode = calls.semaphoreInspect.decode;
-    const state = decode([3, 9, 2, '', 800, 'x', 2, 8, 500, 'y', 1, 9, 800]);
+    const state = decode([3, 9, 2, '', 800, 'x', 2, 8, 500, 'host:1', 'y', 1, 9, 800, '']);
     assert.equal(state.locked, true);
     assert.equal(state.ownerToken, 'x');
     assert.equal(state.remainingTtlMs, 500);
     assert.equal(state.permitsHeld, 3);
     assert.equal(state.limit, 3);
     assert.equal(state.queueLength, 2);
-    assert.deepEqual(state.holders[1], { token: 'y', permits: 1, fencingToken: 9, remainingTtlMs: 800 });
+    assert.equal(state.holderLabel, 'host:1', 'the first holder’s label');
+    assert.deepEqual(state.holders[1], {
+      token: 'y',
+      permits: 1,
+      fencingToken: 9,
+      remainingTtlMs: 800,
+      label: undefined,
+    });
     const free = decode([3, 0, 0, '', -2]);
     assert.deepEqual(
       [free.locked, free.ownerToken, free.remainingTtlMs, free.holders],

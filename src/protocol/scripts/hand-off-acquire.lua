@@ -13,6 +13,7 @@
 -- ARGV[5] '1' when an earlier attempt of this acquire call may have queued it, else '0' (it then
 --         does not look for its entry when barging into a free lock)
 -- ARGV[6] '1' to take a free lock whoever is queued (Mutex), '0' to serve the queue first (FairMutex)
+-- ARGV[7] the holder label stored with the lock while this call holds it ('' for none; holder.lua)
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off: the TTL is
 --        then restarted, so the caller may count it from when it sent this request);
 --        {0, wait bound in ms, server time ms} when queued (or not taken, with ARGV[3] 0). The wait
@@ -34,4 +35,4 @@
 local t, now = server_time()
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
-return acquire_or_queue(lock, holder, released, ARGV, t, now)
+return acquire_or_queue(lock, holder, released, ARGV, ARGV[7], t, now)

@@ -25,6 +25,7 @@
 --          taken (its clock less ARGV[10]) is moved to that bound, so a caller whose wall clock is
 --          off moves in the line by at most this much (the place of a clock that is right, one
 --          request's latency late, is kept as sent: the same number on every server)
+-- ARGV[12] the holder label stored with the lock while this call holds it ('' for none; holder.lua)
 -- Reply: as hand-off-acquire.lua's: {1, fencing token, server time ms} when acquired (now, or by an
 --        earlier hand-off, whose TTL is then restarted); {0, wait bound in ms, server time ms}.
 -- Fencing tokens step over whole seconds of server time rather than microseconds (next-fence.lua):
@@ -45,4 +46,4 @@ local place = string.format('%d',
 local line = placed_line(KEYS[3], KEYS[4], place, tonumber(ARGV[8]), tonumber(ARGV[9]))
 local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
-return acquire_or_queue(lock, holder, released, ARGV, t, now)
+return acquire_or_queue(lock, holder, released, ARGV, ARGV[12], t, now)

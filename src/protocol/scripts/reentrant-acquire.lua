@@ -13,6 +13,7 @@
 -- ARGV[4] the channel this waiter hears its hand-off on
 -- ARGV[5] '1' when an earlier attempt of this acquire call may have queued it, else '0'
 -- ARGV[6] '1' to take a free lock whoever is queued (the Mutex's policy), '0' to serve the queue first
+-- ARGV[7] the holder label stored with the lock while this call holds it ('' for none; holder.lua)
 -- Reply: {1, fencing token, server time ms} when acquired, or re-entered: the owner holds the lock
 --        already, this token is added to its holds, the fencing token is the holder's, and the lock
 --        lives at least the lease TTL from now (never less than before);
@@ -39,4 +40,4 @@ if holder and holder.expiry and same_owner(holder.token, me) then
 end
 -- A free lock has no holds (they expire with it; this makes sure of it for the next owner).
 if not holder and not released then redis.call('del', KEYS[5]) end
-return acquire_or_queue(lock, holder, released, ARGV, t, now)
+return acquire_or_queue(lock, holder, released, ARGV, ARGV[7], t, now)

@@ -21,7 +21,7 @@ if not holders or not holders.mine or holders.mine.permits ~= limit then return 
 local mine = holders.mine
 local expiry = redis.call('zscore', KEYS[1], mine.member)
 redis.call('zrem', KEYS[1], mine.member)
-redis.call('zadd', KEYS[1], expiry, string.format('1|%d|', mine.fence) .. ARGV[1])
+redis.call('zadd', KEYS[1], expiry, holder_member(1, mine.fence, mine.label, ARGV[1]))
 holders.held = holders.held - mine.permits + 1
 serve({fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}, holders, limit, t, now, '')
 return 1

@@ -12,6 +12,7 @@
 -- ARGV[5] how long this waiter's queue entry lives without being renewed, in ms; 0 for a single try
 --         that never queues (tryAcquire)
 -- ARGV[6] the channel this waiter hears its hand-off on
+-- ARGV[7] the holder label stored with the permits while this call holds them ('' for none)
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off whose
 --        message may still be on its way: its TTL is then restarted, so the caller may count it from
 --        when it sent this request);
@@ -47,7 +48,7 @@ if holders then
   local head = serve(keys, holders, limit, t, now, me)
   if permits <= limit - holders.held and head ~= 'other' then
     if head == 'me' then leave_queue(keys, me) end
-    return {1, grant(keys, holders, me, permits, ttl, t, now), now}
+    return {1, grant(keys, holders, me, permits, ttl, ARGV[7], t, now), now}
   end
   bound = holders.first and math.max(0, holders.first - now) or -1
 else
@@ -56,7 +57,7 @@ end
 
 local lifetime = tonumber(ARGV[5])
 if lifetime > 0 then
-  local entry = string.format('%d', now + lifetime) .. '|' .. ARGV[2] .. '|' .. ARGV[3] .. '|' .. ARGV[6]
+  local entry = queue_entry(now + lifetime, ttl, permits, ARGV[6], ARGV[7])
   if redis.call('hset', keys.waiters, me, entry) == 1 then redis.call('rpush', keys.queue, me) end
   -- The queue keys outlive their longest-lived entry, and no longer: an abandoned queue goes away.
   for _, key in ipairs({keys.queue, keys.waiters}) do

@@ -7,7 +7,7 @@
 -- Reply: {limit in force, last fencing token handed out (0 when none), number of queued entries
 --         (live or not yet dropped), the value at the lock key when it is not a semaphore's ('' when
 --         it is one, or absent), that key's PTTL in ms (-2 when absent), then for each live holder,
---         earliest expiry first: owner token, permits, fencing token, ms left (server time)}
+--         earliest expiry first: owner token, permits, fencing token, ms left (server time), label}
 -- #include server-time.lua
 -- #include semaphore-holders.lua
 local _, now = server_time()
@@ -21,9 +21,9 @@ if kind == 'string' then
 elseif kind == 'zset' then
   local members = redis.call('zrangebyscore', KEYS[1], '(' .. string.format('%d', now), '+inf', 'withscores')
   for i = 1, #members, 2 do
-    local permits, fence, token = string.match(members[i], '^(%d+)|(%d+)|(.*)$')
+    local permits, fence, label, token = decode_member(members[i])
     if permits then
-      for _, field in ipairs({token, tonumber(permits), tonumber(fence), tonumber(members[i + 1]) - now}) do
+      for _, field in ipairs({token, permits, fence, tonumber(members[i + 1]) - now, label}) do
         reply[#reply + 1] = field
       end
     end

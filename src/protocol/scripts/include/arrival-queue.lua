@@ -4,8 +4,9 @@
 -- Needs: nothing; reads no KEYS or ARGV.
 -- Provides: arrival_queue(queue_key, waiting_key) -> the queue table (one per script run; its
 -- functions take it as `q`).
--- The queue is a list of entries "<deadline ms>|<lease TTL ms>|<#channel>|<channel><token>" (the
--- token last: tokens may contain any character), oldest first.
+-- The queue is a list of entries "<deadline ms>|<lease TTL ms>|<#channel>|<#label>|<channel><label>
+-- <token>" (the token last: tokens may contain any character), oldest first; the label is the
+-- waiter's, for the holder's value when it is handed the lock (holder.lua).
 -- The waiting hash (token -> current deadline ms) says who is queued: a re-sent enqueue (a client
 -- re-sends an unanswered command after a reconnect) finds itself there and does not queue twice,
 -- and an entry whose token is not in it (its waiter left) is never handed the lock. An entry's
@@ -14,12 +15,13 @@
 local arrival_queue
 do
   local function decode_entry(raw)
-    local deadline, ttl, channel_len, rest = string.match(raw, '^(%d+)|(%d+)|(%d+)|(.*)$')
+    local deadline, ttl, channel_len, label_len, rest = string.match(raw, '^(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
     if not deadline then return nil end
-    channel_len = tonumber(channel_len)
+    channel_len, label_len = tonumber(channel_len), tonumber(label_len)
     return {
       deadline = tonumber(deadline), ttl = tonumber(ttl), channel = string.sub(rest, 1, channel_len),
-      token = string.sub(rest, channel_len + 1),
+      label = string.sub(rest, channel_len + 1, channel_len + label_len),
+      token = string.sub(rest, channel_len + label_len + 1),
     }
   end
 
@@ -44,13 +46,14 @@ do
   end
 
   -- Queues `token` (a first attempt, or a later one), or renews its place when it is queued already.
-  local function join(q, token, deadline, ttl, channel)
+  local function join(q, token, deadline, ttl, channel, label)
     local at = string.format('%d', deadline)
     if redis.call('hsetnx', q.waiting, token, at) == 0 then
       redis.call('hset', q.waiting, token, at)
       return false
     end
-    return redis.call('rpush', q.key, string.format('%d|%d|%d|', deadline, ttl, #channel) .. channel .. token) == 1
+    local entry = string.format('%d|%d|%d|%d|', deadline, ttl, #channel, #label) .. channel .. label
+    return redis.call('rpush', q.key, entry .. token) == 1
   end
 
   -- Removes `token`'s entry (a waiter giving up): O(queue length), off the hot path.

@@ -6,8 +6,8 @@
 -- `queue` is a queue table from arrival_queue (arrival-queue.lua) or placed_line (placed-line.lua),
 -- the one interface the hand-off code knows of a queue: queue.key and queue.waiting, its keys;
 -- queue:pop_live(now, skip, mine) takes off entries up to the first live one and returns it
--- ({deadline, ttl, channel, token}; nil when none; `skip`'s is dropped, `mine`'s counts as live);
--- queue:join(token, deadline, ttl, channel) queues or renews `token`, true when that created the
+-- ({deadline, ttl, channel, label, token}; nil when none; `skip`'s is dropped, `mine`'s counts as live);
+-- queue:join(token, deadline, ttl, channel, label) queues or renews `token`, true when that created the
 -- queue key (it has no TTL yet); queue:leave(token); queue:first_not_due(now), the first waiter's
 -- token while a release frees the lock rather than hand it over, else nil; queue.skips_unreached,
 -- whether a lock found free passes over a waiter its hand-off PUBLISH does not reach.
@@ -39,7 +39,8 @@ local function grant_waiter(lock, entry, from, prev, t, now, skip_unreached)
   local holder = {
     fence = fence, expiry = now + entry.ttl, min_ttl = from and from.min_ttl or 0,
     -- Others may still be queued: a hand-off pops one entry.
-    queue_expiry = math.max(1, from and from.queue_expiry or 1), prev = prev, token = entry.token,
+    queue_expiry = math.max(1, from and from.queue_expiry or 1), prev = prev, label = entry.label,
+    token = entry.token,
   }
   store_holder(lock.key, holder, now)
   return holder

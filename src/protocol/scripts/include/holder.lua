@@ -5,7 +5,8 @@
 -- Provides: decode_holder(value) -> the holder table below (nil for a free lock), and, for a lock
 -- freed by a release, the release table below as a second result; store_holder(key, holder, now)
 -- and store_released(key, fence, releaser, queue_expiry) write them.
--- Value: "<fencing token>|<expiry ms>|<min waiter TTL ms>|<queue expiry ms>|<#prev>|<prev><owner>"
+-- Value: "<fencing token>|<expiry ms>|<min waiter TTL ms>|<queue expiry ms>|<#prev>|<#label>|<prev>
+-- <label><owner>"
 --   fencing token    the holder's (the counter key holds the same; a hand-off needs no GET of it)
 --   expiry ms        server time the key expires at (kept equal to its PX; saves a PTTL per wait)
 --   min waiter TTL   the shortest lease TTL any waiter queued since the lock was last free asked
@@ -16,6 +17,8 @@
 --                    refreshed once per window rather than by every waiter
 --   prev             the token that handed the lock to this holder, or that freed it last (a
 --                    release re-sent after its reply was lost finds it here: no tombstone key)
+--   label            the holder's label (its lease's `label` option: host and PID by default),
+--                    for people reading the lock (inspect, the CLI); '' for none
 --   owner            the holder's owner token, last: tokens may contain any character.
 -- A release that hands the lock to nobody leaves the same fields with an empty owner (a release):
 -- the fencing token is the counter's (so the next acquire needs no GET of it), expiry 0, prev the
@@ -23,14 +26,15 @@
 -- with nothing known.
 local function decode_holder(value)
   if not value then return nil end
-  local fence, expiry, min_ttl, queue_expiry, prev_len, rest =
-    string.match(value, '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
-  if not fence then return {token = value, min_ttl = 0, queue_expiry = 1, prev = ''} end
-  prev_len = tonumber(prev_len)
+  local fence, expiry, min_ttl, queue_expiry, prev_len, label_len, rest =
+    string.match(value, '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
+  if not fence then return {token = value, min_ttl = 0, queue_expiry = 1, prev = '', label = ''} end
+  prev_len, label_len = tonumber(prev_len), tonumber(label_len)
   local decoded = {
     fence = tonumber(fence), expiry = tonumber(expiry), min_ttl = tonumber(min_ttl),
     queue_expiry = tonumber(queue_expiry), prev = string.sub(rest, 1, prev_len),
-    token = string.sub(rest, prev_len + 1),
+    label = string.sub(rest, prev_len + 1, prev_len + label_len),
+    token = string.sub(rest, prev_len + label_len + 1),
   }
   if decoded.token == '' then return nil, decoded end
   return decoded
@@ -38,13 +42,13 @@ end
 
 -- Writes `holder` to the lock key, expiring at holder.expiry (server ms; `now` is the current one).
 local function store_holder(key, holder, now)
-  local value = string.format('%d|%d|%d|%d|%d|', holder.fence, holder.expiry, holder.min_ttl,
-    holder.queue_expiry, #holder.prev) .. holder.prev
+  local value = string.format('%d|%d|%d|%d|%d|%d|', holder.fence, holder.expiry, holder.min_ttl,
+    holder.queue_expiry, #holder.prev, #holder.label) .. holder.prev .. holder.label
   redis.call('set', key, value .. holder.token, 'PX', math.max(1, holder.expiry - now))
 end
 
 -- Frees the lock: a release with `fence` (the counter's value), kept 60 s.
 local function store_released(key, fence, releaser, queue_expiry)
-  local value = string.format('%d|0|0|%d|%d|', fence, queue_expiry, #releaser) .. releaser
+  local value = string.format('%d|0|0|%d|%d|0|', fence, queue_expiry, #releaser) .. releaser
   redis.call('set', key, value, 'PX', 60000)
 end

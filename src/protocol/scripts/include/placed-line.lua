@@ -25,15 +25,17 @@
 -- server), ties broken by token, so the servers agree on who is next whenever they know the same
 -- waiters. A client clock that is off only moves its waiters in the line; it never makes two holders.
 -- The line: a sorted set, token -> place. The waiting hash: token -> "<deadline ms>|<lease TTL ms>|
--- <#channel>|<channel>" (the deadline is renewed by each attempt; an entry past it is dropped).
+-- <#channel>|<channel><label>" (the deadline is renewed by each attempt; an entry past it is
+-- dropped; the label is the waiter's, holder.lua).
 local placed_line
 do
   local function decode_waiting(token, raw)
     local deadline, ttl, channel_len, rest = string.match(raw, '^(%d+)|(%d+)|(%d+)|(.*)$')
     if not deadline then return nil end
+    channel_len = tonumber(channel_len)
     return {
-      deadline = tonumber(deadline), ttl = tonumber(ttl),
-      channel = string.sub(rest, 1, tonumber(channel_len)), token = token,
+      deadline = tonumber(deadline), ttl = tonumber(ttl), channel = string.sub(rest, 1, channel_len),
+      label = string.sub(rest, channel_len + 1), token = token,
     }
   end
 
@@ -54,8 +56,8 @@ do
   end
 
   -- Puts `token` in the line at `q.place`, or renews its deadline when it is there already.
-  local function join(q, token, deadline, ttl, channel)
-    local value = string.format('%d|%d|%d|', deadline, ttl, #channel) .. channel
+  local function join(q, token, deadline, ttl, channel, label)
+    local value = string.format('%d|%d|%d|', deadline, ttl, #channel) .. channel .. label
     if redis.call('hset', q.waiting, token, value) == 0 then return false end
     redis.call('zadd', q.key, q.place, token)
     return redis.call('zcard', q.key) == 1

@@ -1,11 +1,12 @@
 -- semaphore-queue: a Semaphore's FIFO queue of waiters, and handing permits to them (the Semaphore
 -- scripts that grant permits, and rw-downgrade.lua).
 -- Needs: next_fence (next-fence.lua), hold_for (semaphore-holders.lua); reads no KEYS or ARGV.
--- Provides: current_limit(limit_key, given), grant(keys, holders, token, permits, ttl, t, now),
+-- Provides: current_limit(limit_key, given), grant(keys, holders, token, permits, ttl, label, t, now),
 -- leave_queue(keys, token), drop_over_limit(keys, limit), serve(keys, holders, limit, t, now, me),
--- below (and its helpers decode_entry, refuse).
+-- queue_entry(deadline, ttl, permits, channel, label), below (and its helpers decode_entry, refuse).
 -- The queue is a list of waiter tokens, oldest first; each waiter's entry is in a hash,
--- token -> "<deadline ms (server time)>|<lease TTL ms>|<permits>|<grant channel>".
+-- token -> "<deadline ms (server time)>|<lease TTL ms>|<permits>|<#channel>|<grant channel><label>"
+-- (queue_entry builds one).
 -- `keys` names them: {fence, queue, waiters}; `holders` is what read_holders returned.
 
 -- The limit in force: the one `setLimit` stored for this name, else the caller's `limit` option.
@@ -14,9 +15,9 @@ local function current_limit(limit_key, given)
 end
 
 -- Grants `permits` to `token` for `ttl` ms and returns its fencing token.
-local function grant(keys, holders, token, permits, ttl, t, now)
+local function grant(keys, holders, token, permits, ttl, label, t, now)
   local fence = next_fence(keys.fence, t)
-  hold_for(holders, string.format('%d|%d|', permits, fence) .. token, ttl, now)
+  hold_for(holders, holder_member(permits, fence, label, token), ttl, now)
   holders.held = holders.held + permits
   return fence
 end
@@ -29,9 +30,18 @@ end
 -- A queue entry's fields (nil when it is missing or malformed).
 local function decode_entry(entry)
   if not entry then return nil end
-  local deadline, ttl, permits, channel = string.match(entry, '^(%d+)|(%d+)|(%d+)|(.*)$')
+  local deadline, ttl, permits, channel_len, rest = string.match(entry, '^(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
   if not deadline then return nil end
-  return {deadline = tonumber(deadline), ttl = tonumber(ttl), permits = tonumber(permits), channel = channel}
+  channel_len = tonumber(channel_len)
+  return {
+    deadline = tonumber(deadline), ttl = tonumber(ttl), permits = tonumber(permits),
+    channel = string.sub(rest, 1, channel_len), label = string.sub(rest, channel_len + 1),
+  }
+end
+
+-- A waiter's entry: what decode_entry reads back.
+local function queue_entry(deadline, ttl, permits, channel, label)
+  return string.format('%d|%d|%d|%d|', deadline, ttl, permits, #channel) .. channel .. label
 end
 
 -- Tells a waiter dropped because its request is above the limit in force: "token:over:limit" on
@@ -81,7 +91,7 @@ local function serve(keys, holders, limit, t, now, me)
     redis.call('lpop', keys.queue)
     redis.call('hdel', keys.waiters, head)
     if live then
-      local fence = grant(keys, holders, head, entry.permits, entry.ttl, t, now)
+      local fence = grant(keys, holders, head, entry.permits, entry.ttl, entry.label, t, now)
       if entry.channel ~= '' then
         redis.pcall('publish', entry.channel,
           head .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
