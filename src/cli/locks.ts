@@ -3,7 +3,7 @@
  * forced release, with the library's `releaseToken()`. The kind is told by the lock key's type
  * (keys.ts).
  */
-import { FairMutex, Mutex, ReentrantMutex, Semaphore } from 'redis-locksmith';
+import { type FairLockState, FairMutex, Mutex, ReentrantMutex, Semaphore } from 'redis-locksmith';
 import type { Connection } from './connect.js';
 import { cliKeys, WRITER_PERMITS } from './keys.js';
 import { CliError, EXIT } from './output.js';
@@ -89,7 +89,8 @@ export async function readLock(connection: Connection, prefix: string, name: str
         };
       }
       const state = await connection.bounded(new FairMutex(client, name, options).inspect(), 'inspect');
-      return handOffView(name, 'mutex', state);
+      // A released lock's key keeps the release for 60 s: free, as a name without a key.
+      return state.locked ? handOffView(name, 'mutex', state) : freeView(name, state);
     }
     case 'zset': {
       const lock = new Semaphore(client, name, { ...options, limit: facts.storedLimit ?? WRITER_PERMITS });
@@ -121,16 +122,10 @@ export async function readLock(connection: Connection, prefix: string, name: str
           EXIT.notALock,
         );
       }
-      const fence = await connection.command('GET', cliKeys(prefix, name).fence);
-      const waiting = await connection.bounded(new FairMutex(client, name, options).inspect(), 'inspect');
-      return {
+      return freeView(
         name,
-        kind: 'free',
-        locked: false,
-        holders: [],
-        queueLength: waiting.queueLength,
-        lastFencingToken: Number(fence) || 0,
-      };
+        await connection.bounded(new FairMutex(client, name, options).inspect(), 'inspect'),
+      );
     }
     default:
       throw new CliError(
@@ -138,6 +133,18 @@ export async function readLock(connection: Connection, prefix: string, name: str
         EXIT.notALock,
       );
   }
+}
+
+/** A hand-off lock nobody holds: its counter and waiters. */
+function freeView(name: string, state: FairLockState): LockView {
+  return {
+    name,
+    kind: 'free',
+    locked: false,
+    holders: [],
+    queueLength: state.queueLength,
+    lastFencingToken: state.lastFencingToken,
+  };
 }
 
 /**

@@ -25,6 +25,9 @@ import { cli, cliInTerminal, fileAppears, killAllCli, plain } from '../fixtures/
 import { nameMaker, until } from '../fixtures/helpers.js';
 import { ownerTokenOf } from '../fixtures/lock-value.js';
 
+/** The label of a lease taken in this process: its default, host name and PID. */
+const OUR_LABEL = `${hostname()}:${process.pid}`;
+
 const EXIT = { usage: 64, notALock: 65, unavailable: 69, busy: 75, lost: 76 } as const;
 
 /** A command that records its environment, says it started, and runs until told to stop. */
@@ -93,10 +96,10 @@ describe('locksmith (the command)', () => {
     await fileAppears(join(dir, 'ready'), holder);
     const busy = cli(['run', lock, '--no-wait', '--', 'sh', '-c', 'echo ran > "$DIR/ran"'], env(dir));
     assert.equal(await busy.exited, EXIT.busy);
-    const token = envOf(dir).LOCKSMITH_TOKEN as string;
+    // Named by its label: this host and the holding locksmith process's PID.
     assert.match(
       busy.stderr,
-      new RegExp(`^locksmith: "${lock}" is busy \\(held by ${token.slice(0, 12)}…\\)\\n$`),
+      new RegExp(`^locksmith: "${lock}" is busy \\(held by ${escapeRegExp(hostname())}:\\d+\\)\\n$`),
     );
     const waited = cli(['run', lock, '--wait', '300', '--', 'true'], env(dir));
     assert.equal(await waited.exited, EXIT.busy);
@@ -128,7 +131,11 @@ describe('locksmith (the command)', () => {
     }
     writeFileSync(join(dir, 'stop'), '');
     assert.equal(await run.exited, 0);
-    assert.equal(await redis.exists(`locksmith:{${lock}}`), 0, 'released when the command exited');
+    assert.equal(
+      ownerTokenOf(await redis.get(`locksmith:{${lock}}`)),
+      '',
+      'released when the command exited',
+    );
   });
 
   test("SIGTERM to locksmith reaches the command; the lock is released and the command's exit code returned", async () => {
@@ -140,7 +147,7 @@ describe('locksmith (the command)', () => {
     run.child.kill('SIGTERM');
     assert.equal(await run.exited, 7);
     assert.equal(readFileSync(join(dir, 'term'), 'utf8'), 'got TERM\n');
-    assert.equal(await redis.exists(`locksmith:{${lock}}`), 0);
+    assert.equal(ownerTokenOf(await redis.get(`locksmith:{${lock}}`)), '');
   });
 
   test('a lock lost because its key was deleted stops the command (SIGTERM) and exits 76', async () => {
@@ -310,7 +317,7 @@ describe('locksmith (the command)', () => {
     const result = JSON.parse(release.stdout);
     assert.equal(result.released, true);
     assert.equal(result.holders[0].token, token);
-    assert.equal(await redis.exists(`locksmith:{${lock}}`), 0);
+    assert.equal(ownerTokenOf(await redis.get(`locksmith:{${lock}}`)), '');
     assert.equal(await run.exited, EXIT.lost);
 
     const again = cli(['release', lock, '--force'], env(dir));
@@ -325,12 +332,12 @@ describe('locksmith (the command)', () => {
     try {
       const no = cliInTerminal(['release', lock, '--force'], { REDIS_URL: server.url }, 'n\n');
       assert.equal(await no.exited, 1);
-      assert.match(plain(no.stdout), new RegExp(`Release "${lock}", held by ${lease.token.slice(0, 12)}…`));
+      assert.match(plain(no.stdout), new RegExp(`Release "${lock}", held by ${escapeRegExp(OUR_LABEL)}`));
       assert.equal(ownerTokenOf(await redis.get(`locksmith:{${lock}}`)), lease.token);
       const yes = cliInTerminal(['release', lock, '--force'], { REDIS_URL: server.url }, 'y\n');
       assert.equal(await yes.exited, 0);
-      assert.match(plain(yes.stdout), new RegExp(`released "${lock}", held by ${lease.token.slice(0, 12)}…`));
-      assert.equal(await redis.exists(`locksmith:{${lock}}`), 0);
+      assert.match(plain(yes.stdout), new RegExp(`released "${lock}", held by ${escapeRegExp(OUR_LABEL)}`));
+      assert.equal(ownerTokenOf(await redis.get(`locksmith:{${lock}}`)), '');
     } finally {
       await lease.release();
       client.disconnect();
@@ -358,7 +365,7 @@ describe('locksmith (the command)', () => {
       assert.match(last, /^NAME +KIND +HOLDER +LEFT +WAITING +ACQ\/S$/m);
       assert.match(
         last,
-        new RegExp(`^${tag}:held +mutex +${held.token.slice(0, 12)}… +[\\d.]+ s +0 +0\\.0$`, 'm'),
+        new RegExp(`^${tag}:held +mutex +${escapeRegExp(OUR_LABEL)} +[\\d.]+ s +0 +0\\.0$`, 'm'),
       );
       const busyRow = new RegExp(`^${tag}:busy +\\S+ +\\S+.* +\\d+ +([\\d.]+)$`, 'm').exec(last);
       assert.ok(busyRow, last);
@@ -415,7 +422,7 @@ describe('locksmith (the command)', () => {
     assert.equal(JSON.parse(status.stdout).holders[0].token, envOf(dir).LOCKSMITH_TOKEN);
     writeFileSync(join(dir, 'stop'), '');
     assert.equal(await holder.exited, 0);
-    assert.equal(await redis.exists(`locksmith:{${lock}}`), 0);
+    assert.equal(ownerTokenOf(await redis.get(`locksmith:{${lock}}`)), '');
   });
 
   describe('mistakes: one line on stderr, a non-zero exit, within a few seconds', () => {
