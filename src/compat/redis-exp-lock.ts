@@ -109,8 +109,8 @@ export class RedisExpLock {
   }
 
   /**
-   * `unlock`: deletes the key if it still holds this object's token and leaves the locked state.
-   * `true` when it deleted it; `false` if this object was not locked, or the key had expired (a key
+   * `unlock`: frees the lock if its key still holds this object's token and leaves the locked state.
+   * `true` when it freed it; `false` if this object was not locked, or the key had expired (a key
    * someone else took since is left alone). When Redis cannot be reached it rejects and, as in the
    * gem, the object stays locked, so `unlock()` can be called again.
    */
@@ -121,8 +121,8 @@ export class RedisExpLock {
     // key's TTL (or earlier after a pause), even if its compare-and-delete still found the token;
     // and a second `release()` (after a failed one) sends nothing. The gem has no validity of its
     // own: it answers whether the key held its token. So on `false`, ask Redis once more: a token
-    // just deleted is remembered for 60 s (`…:last-released`), so the answer is `true` exactly when
-    // either call deleted our key, and it also retries a compare-and-delete that failed.
+    // just released is remembered for 60 s (in the lock key's released state), so the answer is
+    // `true` exactly when either call freed our lock, and it also retries a release that failed.
     const released = (await lease.release()) || (await this.mutex.releaseToken(lease.token));
     if (this.lease === lease) this.lease = undefined;
     return released;

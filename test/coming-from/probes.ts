@@ -8,6 +8,7 @@ import type { RedisClient } from '../../src/index.js';
 import { type Lease, LockTimeoutError, Mutex } from '../../src/index.js';
 import type { RedisServer } from '../../tools/redis-server.js';
 import type { TestClient } from '../fixtures/clients.js';
+import { lockKeyIsFree } from '../fixtures/lock-value.js';
 
 /** What a row's check gets: two clients (this process and "another process") and a spy client. */
 export interface Env {
@@ -56,8 +57,9 @@ export async function pttl(env: Env, key: string): Promise<number> {
   return Number(await env.admin.command('PTTL', key));
 }
 
-export async function exists(env: Env, key: string): Promise<boolean> {
-  return Number(await env.admin.command('EXISTS', key)) === 1;
+/** Whether the lock key holds a holder (not gone, nor only the release a release leaves, 60 s). */
+export async function held(env: Env, key: string): Promise<boolean> {
+  return !(await lockKeyIsFree(env.admin, key));
 }
 
 /** The key a Mutex named `name` keeps its owner token in (default prefix). */
@@ -74,8 +76,10 @@ export async function waiterDeadlines(env: Env, name: string): Promise<number[]>
     []) as string[];
   return Promise.all(
     entries.map(async (raw) => {
-      const [deadline, ttl, channelLength] = raw.split('|');
-      const token = raw.slice(`${deadline}|${ttl}|${channelLength}|`.length + Number(channelLength));
+      // "<deadline>|<ttl>|<#channel>|<#label>|<channel><label><token>" (arrival-queue.lua)
+      const [deadline, ttl, channelLength, labelLength] = raw.split('|');
+      const head = `${deadline}|${ttl}|${channelLength}|${labelLength}|`;
+      const token = raw.slice(head.length + Number(channelLength) + Number(labelLength));
       const renewed = await env.admin.command('HGET', `${lockKey(name)}:waiting`, token);
       return Math.max(Number(deadline), Number(renewed ?? 0));
     }),
@@ -145,6 +149,6 @@ export async function assertExpiresUnextended(env: Env, lease: Lease, ttlMs: num
   const key = lockKey(lease.name);
   const left = await pttl(env, key);
   assert.ok(left > 0 && left <= ttlMs, `PTTL ${left} within the ${ttlMs} ms lease`);
-  await waitUntil('the lock expires by itself', async () => !(await exists(env, key)), ttlMs + 5_000);
+  await waitUntil('the lock expires by itself', async () => !(await held(env, key)), ttlMs + 5_000);
   assert.equal(lease.isHeld, false);
 }

@@ -39,7 +39,7 @@ import {
   assertExpiresUnextended,
   assertWaitsForever,
   type Env,
-  exists,
+  held,
   holdElsewhere,
   lockKey,
   pttl,
@@ -179,9 +179,9 @@ const definedRows = [
       const lockname = env.name();
       const identifier = (await acquireLockWithTimeout(env.client, lockname, 1, 10)) as string;
       assert.equal(await s.release(vars({ client: env.client, lockname, identifier: 'someone-else' })), false);
-      assert.equal(await exists(env, lockKey(lockname)), true, 'a wrong identifier deletes nothing');
+      assert.equal(await held(env, lockKey(lockname)), true, 'a wrong identifier deletes nothing');
       assert.equal(await s.release(vars({ client: env.client, lockname, identifier })), true);
-      assert.equal(await exists(env, lockKey(lockname)), false);
+      assert.equal(await held(env, lockKey(lockname)), false);
     },
   }),
   defineRow({
@@ -221,7 +221,7 @@ const definedRows = [
         const identifier = (await acquireSemaphore(env.client, semname, 1)) as string;
         assert.equal(await release(vars({ client: env.client, semname, identifier: 'someone-else' })), false);
         assert.equal(await release(vars({ client: env.client, semname, identifier })), true);
-        assert.equal(await exists(env, lockKey(semname)), false, 'the permit is free');
+        assert.equal(await held(env, lockKey(semname)), false, 'the permit is free');
       }
     },
   }),
@@ -345,15 +345,15 @@ const definedRows = [
       const lock = new RedisExpLock(key, { redis: env.client });
       const seen: unknown[] = [];
       const critical = async (attempts: number) => {
-        seen.push(attempts, await exists(env, lockKey(key)));
+        seen.push(attempts, await held(env, lockKey(key)));
         return 'done';
       };
       assert.equal(await s.synchronize(vars({ lock, critical })), 'done');
       assert.deepEqual(seen, [1, true], 'the block ran holding the lock, with the attempt count');
-      assert.equal(await exists(env, lockKey(key)), false, 'unlocked afterwards');
+      assert.equal(await held(env, lockKey(key)), false, 'unlocked afterwards');
       const failing = () => Promise.reject(new Error('boom'));
       await assert.rejects(s.synchronize(vars({ lock, critical: failing })) as Promise<unknown>, /boom/);
-      assert.equal(await exists(env, lockKey(key)), false, 'unlocked after a throw too');
+      assert.equal(await held(env, lockKey(key)), false, 'unlocked after a throw too');
     },
   }),
   defineRow({
@@ -400,9 +400,9 @@ const definedRows = [
       assert.ok((await pttl(env, lockKey(name))) > 10_000, 'extended to the new duration');
       assert.equal(lease.ttlMs, 20_000);
       assert.equal(await s.release(vars({ lease })), true);
-      assert.equal(await exists(env, lockKey(name)), false);
+      assert.equal(await held(env, lockKey(name)), false);
       const expired = await new Mutex(env.client, name, { ttlMs: 100, autoExtend: false }).acquire();
-      await waitUntil('the lease expires', async () => !(await exists(env, lockKey(name))));
+      await waitUntil('the lease expires', async () => !(await held(env, lockKey(name))));
       assert.equal(await s.release(vars({ lease: expired })), false, 'an expired lock: false, not an error');
     },
   }),
@@ -416,7 +416,7 @@ const definedRows = [
       const mutex = new Mutex(env.client, resource);
       const key = lockKey(resource);
       const routine: LockedWork<unknown> = async (signal, lease) => {
-        assert.equal(await exists(env, key), true);
+        assert.equal(await held(env, key), true);
         // PTTL only falls between two readings unless the lock was extended in between.
         let last = await pttl(env, key);
         await waitUntil('the watchdog extends the lock', async () => {

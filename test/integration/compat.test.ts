@@ -13,6 +13,7 @@ import {
 } from '../../src/index.js';
 import { clientKinds } from '../fixtures/clients.js';
 import { redisForSuite, until } from '../fixtures/helpers.js';
+import { lockKeyIsFree } from '../fixtures/lock-value.js';
 
 /** Resolves when a lease of `lockName` is lost (its validity ran out, for these tests). */
 function nextLockLost(lockName: string): Promise<void> {
@@ -126,7 +127,7 @@ for (const kind of clientKinds) {
         const other = new RedisExpLock(`exp-5-${kind.name}`, { redis: redis.b.client });
         const key = `locksmith:{exp-5-${kind.name}}`;
         await lock.lock();
-        await until(async () => Number(await redis.a.command('EXISTS', key)) === 0, 'the key expired');
+        await until(async () => lockKeyIsFree(redis.a, key), 'the key expired');
         assert.equal(lock.locked(), true, 'locked? stays true until unlock');
         assert.equal(await lock.keyOwned(), false);
         assert.equal(await lock.keyLocked(), false);
@@ -156,7 +157,7 @@ for (const kind of clientKinds) {
         await assert.rejects(lock.tryLock(), AlreadyAcquiredError, 'no silent false that forgets the token');
         assert.equal(await other.tryLock(), false);
         assert.equal(await lock.unlock(), true, 'the key still held our token, and was deleted');
-        assert.equal(Number(await redis.a.command('EXISTS', key)), 0, 'no stranded key');
+        assert.ok(await lockKeyIsFree(redis.a, key), 'no stranded key');
         assert.equal(lock.locked(), false);
         assert.equal(await other.tryLock(), true);
         assert.equal(await other.unlock(), true);
@@ -171,7 +172,7 @@ for (const kind of clientKinds) {
         assert.ok(second.status === 'rejected' && second.reason instanceof AlreadyAcquiredError);
         assert.equal(lock.locked(), true);
         assert.equal(await lock.unlock(), true);
-        assert.equal(Number(await redis.a.command('EXISTS', `locksmith:{${name}}`)), 0);
+        assert.ok(await lockKeyIsFree(redis.a, `locksmith:{${name}}`));
       });
 
       test('an unlock that Redis refuses leaves the object locked, and can be repeated', async () => {
@@ -187,7 +188,7 @@ for (const kind of clientKinds) {
         assert.equal(lock.locked(), true, 'as in the gem, which clears its state only after the reply');
         assert.equal(await lock.unlock(), true, 'the repeated unlock deletes the key');
         assert.equal(lock.locked(), false);
-        assert.equal(Number(await redis.a.command('EXISTS', `locksmith:{${name}}`)), 0);
+        assert.ok(await lockKeyIsFree(redis.a, `locksmith:{${name}}`));
       });
 
       test('synchronize: a lock that expires inside the block lets others in, and is unlocked after', async () => {

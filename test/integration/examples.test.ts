@@ -140,7 +140,7 @@ describe('examples/', () => {
     assert.deepEqual(await Promise.all([a.exited, b.exited]), [0, 0]);
     assert.match(a.output, /^A: stopped$/m);
     assert.match(b.output, /^B: stopped$/m);
-    assert.equal((await redis('EXISTS', lockKey))[0], ':0', 'the last leader released on SIGTERM');
+    assert.equal(ownerTokenOf((await redis('GET', lockKey))[1]), '', 'the last leader released on SIGTERM');
   });
 
   test('fenced-write: the frozen writer’s stale token is refused, the newer holder’s write stays', async () => {
@@ -165,7 +165,7 @@ describe('examples/', () => {
     assert.equal(await run.exited, 0, run.output);
     assert.match(run.output, /^processed [1-9]\d* items$/m);
     assert.match(run.output, /^released the lock: true$/m);
-    assert.equal((await redis('EXISTS', lockKey))[0], ':0');
+    assert.equal(ownerTokenOf((await redis('GET', lockKey))[1]), '');
   });
 
   /** The metrics both examples report for their workload: 16 acquisitions, 16 holds, 1 timeout. */

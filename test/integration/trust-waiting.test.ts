@@ -32,6 +32,7 @@ import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { keepBusy, noSubscribeUrl } from '../fixtures/busy-lock.js';
 import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
 import { awaitedLater, redisForSuite, until, within } from '../fixtures/helpers.js';
+import { lockKeyIsFree } from '../fixtures/lock-value.js';
 
 /** ioredis that gives up on a command whose connection dropped, instead of re-sending it. */
 const ioredisNoResend: ClientKind = {
@@ -162,10 +163,7 @@ for (const kind of [ioredisNoResend, ...clientKinds]) {
             await lease.release();
             return;
           }
-          await until(
-            async () => Number(await direct.command('EXISTS', lockKey)) === 0,
-            'the key is given back',
-          );
+          await until(async () => lockKeyIsFree(direct, lockKey), 'the key is given back');
           await until(
             async () => recorded.events.some((e) => e.type === 'give-back' && e.lockName === name),
             'a give-back event',

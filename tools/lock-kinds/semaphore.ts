@@ -19,7 +19,9 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local members = redis.pcall('zrangebyscore', KEYS[1], '(' .. now, '+inf', 'withscores')
 if type(members) ~= 'table' or members.err then return {'', -2} end
 for i = 1, #members, 2 do
-  if string.sub(members[i], -#ARGV[1] - 1) == '|' .. ARGV[1] then
+  -- "<permits>|<fence>|<#label>|<label><token>" (semaphore-holders.lua)
+  local label_len, rest = string.match(members[i], '^%d+|%d+|(%d+)|(.*)$')
+  if rest and string.sub(rest, tonumber(label_len) + 1) == ARGV[1] then
     return {ARGV[1], tonumber(members[i + 1]) - now}
   end
 end

@@ -340,9 +340,11 @@ async function sampleOwners(
   const read = async (): Promise<[number, string][]> =>
     limit > 1
       ? pairs((await admin.eval(SEMAPHORE_OWNERS, keys.length, ...keys)) as (number | string)[])
-      : (await admin.mget(...keys)).flatMap((owner, i): [number, string][] =>
-          owner ? [[i, ownerTokenOf(owner)]] : [],
-        );
+      : (await admin.mget(...keys)).flatMap((value, i): [number, string][] => {
+          // No key, or the release a release leaves there for 60 s: nobody owns it.
+          const owner = ownerTokenOf(value);
+          return owner === '' ? [] : [[i, owner]];
+        });
   while (!signal.aborted) {
     try {
       // Stamped when sent (on the workers' clock): a sample sent after a give-back's reply arrived
@@ -366,7 +368,9 @@ for i, key in ipairs(KEYS) do
   if not members.err then
     for _, member in ipairs(members) do
       out[#out + 1] = i - 1
-      out[#out + 1] = string.match(member, '^%d+|%d+|(.*)$')
+      -- "<permits>|<fence>|<#label>|<label><token>" (semaphore-holders.lua)
+      local label_len, rest = string.match(member, '^%d+|%d+|(%d+)|(.*)$')
+      out[#out + 1] = string.sub(rest, tonumber(label_len) + 1)
     end
   end
 end
