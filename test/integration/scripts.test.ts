@@ -70,8 +70,13 @@ test('raise-fence raises a counter to a floor and never lowers it', async () => 
   // A held lock records its holder's token, and a release hands the next one out from it (grant-waiter.lua):
   // it is raised with the counter, or that hand-off would lower the counter again.
   const expiry = Date.now() + 10_000;
-  await server.command('SET', lock, `6000000000000200|${expiry}|0|0|0|owner`, 'PX', '10000');
+  await server.command('SET', lock, `6000000000000200|${expiry}|0|0|0|0|owner`, 'PX', '10000');
   assert.equal(await run('6000000000000300'), ':6000000000000300');
-  assert.match(await server.command('GET', lock), /6000000000000300\|\d+\|0\|0\|0\|owner/);
+  assert.match(await server.command('GET', lock), /6000000000000300\|\d+\|0\|0\|0\|0\|owner/);
   assert.ok(Number((await server.command('PTTL', lock)).slice(1)) > 9_000, 'the holder keeps its expiry');
+  // A free lock's key keeps the release that freed it, with the counter's value, which the next
+  // acquire takes its token from (acquire-or-queue.lua): it is raised too.
+  await server.command('SET', lock, '6000000000000300|0|0|0|3|0|old', 'PX', '60000');
+  assert.equal(await run('6000000000000400'), ':6000000000000400');
+  assert.match(await server.command('GET', lock), /6000000000000400\|0\|0\|0\|3\|0\|old/);
 });

@@ -33,6 +33,7 @@ export function mutexOnlySuite(kind: ClientKind): void {
         ownerToken: undefined,
         remainingTtlMs: undefined,
         lastFencingToken: 0,
+        holderLabel: undefined,
       });
     });
 

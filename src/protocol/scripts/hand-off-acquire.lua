@@ -35,4 +35,4 @@
 local t, now = server_time()
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
-return acquire_or_queue(lock, holder, released, ARGV, ARGV[7], t, now)
+return acquire_or_queue(lock, holder, released, ARGV, ARGV[7] or '', t, now)

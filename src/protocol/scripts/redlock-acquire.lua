@@ -46,4 +46,4 @@ local place = string.format('%d',
 local line = placed_line(KEYS[3], KEYS[4], place, tonumber(ARGV[8]), tonumber(ARGV[9]))
 local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
-return acquire_or_queue(lock, holder, released, ARGV, ARGV[12], t, now)
+return acquire_or_queue(lock, holder, released, ARGV, ARGV[12] or '', t, now)

@@ -40,4 +40,4 @@ if holder and holder.expiry and same_owner(holder.token, me) then
 end
 -- A free lock has no holds (they expire with it; this makes sure of it for the next owner).
 if not holder and not released then redis.call('del', KEYS[5]) end
-return acquire_or_queue(lock, holder, released, ARGV, ARGV[7], t, now)
+return acquire_or_queue(lock, holder, released, ARGV, ARGV[7] or '', t, now)

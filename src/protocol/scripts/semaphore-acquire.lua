@@ -31,7 +31,7 @@
 -- #include semaphore-queue.lua
 local t, now = server_time()
 local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
-local me, ttl, permits = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local me, ttl, permits, label = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[7] or ''
 
 local holders = read_holders(KEYS[1], now, me)
 local bound
@@ -48,7 +48,7 @@ if holders then
   local head = serve(keys, holders, limit, t, now, me)
   if permits <= limit - holders.held and head ~= 'other' then
     if head == 'me' then leave_queue(keys, me) end
-    return {1, grant(keys, holders, me, permits, ttl, ARGV[7], t, now), now}
+    return {1, grant(keys, holders, me, permits, ttl, label, t, now), now}
   end
   bound = holders.first and math.max(0, holders.first - now) or -1
 else
@@ -57,7 +57,7 @@ end
 
 local lifetime = tonumber(ARGV[5])
 if lifetime > 0 then
-  local entry = queue_entry(now + lifetime, ttl, permits, ARGV[6], ARGV[7])
+  local entry = queue_entry(now + lifetime, ttl, permits, ARGV[6], label)
   if redis.call('hset', keys.waiters, me, entry) == 1 then redis.call('rpush', keys.queue, me) end
   -- The queue keys outlive their longest-lived entry, and no longer: an abandoned queue goes away.
   for _, key in ipairs({keys.queue, keys.waiters}) do
