@@ -61,10 +61,16 @@ for (const kind of clientKinds) {
     test('across processes: readers overlap readers, nothing overlaps a writer', async () => {
       const name = freshName();
       const children: Child[] = [];
-      const spawn = (role: 'read' | 'write', id: string) =>
-        spawnChild('rw-child.ts', kind, redis.server.url, name, id, { role, rounds: 8, holdMs: 15 });
+      const spawn = (role: 'read' | 'write', id: string, meet?: number) =>
+        spawnChild('rw-child.ts', kind, redis.server.url, name, id, { role, rounds: 8, holdMs: 15, meet });
       try {
-        for (let i = 0; i < 4; i += 1) children.push(spawn('read', `r${i}`));
+        // Two readers hold at once before any writer exists (each first hold waits for the other),
+        // so "readers share" does not rest on how a busy machine schedules six processes.
+        for (let i = 0; i < 4; i += 1) children.push(spawn('read', `r${i}`, 2));
+        await until(
+          async () => Number(await redis.a.command('GET', `${name}:met`)) >= 2,
+          'two readers hold at once',
+        );
         for (let i = 0; i < 2; i += 1) children.push(spawn('write', `w${i}`));
         assert.deepEqual(await Promise.all(children.map((child) => child.exited)), Array(6).fill(0));
       } finally {
