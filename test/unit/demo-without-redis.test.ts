@@ -1,17 +1,18 @@
 /** `npm start` with no redis-server on PATH and no REDIS_URL says how to get Redis, without a stack trace. */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
 const root = join(import.meta.dirname, '../..');
 
-test('the demo without redis-server or REDIS_URL prints how to install or point at Redis', () => {
+test('the demo without redis-server or REDIS_URL prints how to install or point at Redis', (t) => {
   // A PATH that has node but no redis-server.
   const bin = mkdtempSync(join(tmpdir(), 'locksmith-nopath-'));
   symlinkSync(process.execPath, join(bin, 'node'));
+  t.after(() => rmSync(bin, { recursive: true, force: true }));
   const { REDIS_URL: _ignored, ...env } = process.env;
   const result = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'demo/main.ts')], {
     cwd: root,
