@@ -103,14 +103,31 @@ export function handOffRelease(
 
 /** Compare-and-extend: true when `token` holds the lock and its TTL is now `ttlMs`. */
 export function handOffExtend(
-  keys: Pick<LockKeys, 'lock'>,
+  keys: Pick<LockKeys, 'lock' | 'fence'>,
   params: { readonly token: string; readonly ttlMs: number },
 ): ScriptCall<boolean> {
   return scriptCall(
     scripts.handOffExtend,
-    [keys.lock],
-    [params.token, String(params.ttlMs)],
+    [keys.lock, keys.fence],
+    [params.token, String(params.ttlMs), '0'],
     (reply) => asInteger('hand-off-extend', reply) === 1,
+  );
+}
+
+/**
+ * Compare-and-extend that also reserves `count` fencing tokens for the holder's process to hand to
+ * its own callers (a local batch): the highest of them, or 0 when `token` no longer holds the lock.
+ * The reserved tokens are the `count` up to that one, all above every token granted before.
+ */
+export function handOffReserveFences(
+  keys: Pick<LockKeys, 'lock' | 'fence'>,
+  params: { readonly token: string; readonly ttlMs: number; readonly count: number },
+): ScriptCall<number> {
+  return scriptCall(
+    scripts.handOffExtend,
+    [keys.lock, keys.fence],
+    [params.token, String(params.ttlMs), String(params.count)],
+    (reply) => asInteger('hand-off-extend', reply),
   );
 }
 
