@@ -27,6 +27,11 @@ export interface Grant {
    * the request was in flight shortens the lease too (see `Clock`).
    */
   readonly sentAtWall?: number | undefined;
+  /**
+   * The TTL that started at `sentAt`, when it is not the call's own `ttlMs`: a lock passed on inside
+   * its process's batch is valid for what is left of the lease that process holds in Redis.
+   */
+  readonly ttlMs?: number | undefined;
 }
 
 /** What an acquire call that got the lock returns: its grant, and how many attempts it took. */

@@ -82,12 +82,13 @@ export class Lease implements AsyncDisposable {
     this.ttl = ttlMs;
     this.driftFactor = driftFactor;
     this.replyTimeoutMs = plan.options.replyTimeoutMs;
+    const grantTtlMs = grant.ttlMs ?? ttlMs;
     if (grant.sentAtWall !== undefined) {
       const since = { mono: grant.sentAt, wall: grant.sentAtWall };
-      this.validity = { since, budgetMs: ttlMs - driftMs(ttlMs, driftFactor) };
+      this.validity = { since, budgetMs: grantTtlMs - driftMs(grantTtlMs, driftFactor) };
     } else {
       const since = instantOf(clock);
-      this.validity = { since, budgetMs: validUntil(grant.sentAt, ttlMs, driftFactor) - since.mono };
+      this.validity = { since, budgetMs: validUntil(grant.sentAt, grantTtlMs, driftFactor) - since.mono };
     }
     this.watchdog = new Watchdog({
       clock,
