@@ -8,6 +8,7 @@ import {
   handOffAcquire,
   handOffExtend,
   handOffRelease,
+  handOffReserveFences,
 } from '../protocol/hand-off.js';
 import type { LockState } from '../protocol/lock-state.js';
 import type { Attempts } from '../waiting/attempts.js';
@@ -94,5 +95,10 @@ export abstract class HandOffLock<
   /** @internal Compare-and-extend (the holder's value records its expiry for the waiters). */
   protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
     return this.run(handOffExtend(this.keys, { token, ttlMs }));
+  }
+
+  /** @internal Compare-and-extend that reserves `count` fencing tokens for the holder's process. */
+  protected reserveFences(token: string, ttlMs: number, count: number): Promise<number> {
+    return this.run(handOffReserveFences(this.keys, { token, ttlMs, count }));
   }
 }

@@ -1,3 +1,4 @@
+import type { LocalBatch } from '../batching/local-batch.js';
 import { LockLostError } from '../errors.js';
 import { emitLockEvent, lockEventsObserved } from '../events.js';
 import { inspectCustom } from '../inspect.js';
@@ -79,6 +80,15 @@ export abstract class LockShell<
     return undefined;
   }
 
+  /**
+   * @internal The process's batch of this lock's callers (see `LocalBatch`) that `plan`'s call joins,
+   * and how many holds in a row it may pass the lock on for; undefined (the default): the call
+   * deals with Redis alone.
+   */
+  protected localBatch(_plan: Plan<Options>): { batch: LocalBatch; maxHolds: number } | undefined {
+    return undefined;
+  }
+
   /** @internal Whether `token` holds the lock in Redis now. */
   protected async holds(token: string): Promise<boolean> {
     return (await this.readState()).ownerToken === token;
@@ -107,8 +117,11 @@ export abstract class LockShell<
   async acquire(options?: Call): Promise<Lease> {
     const plan = this.plan(options, 'wait');
     const startedAt = lockEventsObserved() ? plan.options.clock.now() : undefined;
-    const won = await acquireWithWaiting(plan, this.planAttempts(plan), this.backend);
-    const lease = Lease.grant(plan, won, this.backend);
+    const batched = this.localBatch(plan);
+    const viaRedis = () => acquireWithWaiting(plan, this.planAttempts(plan), this.backend);
+    const lease = batched
+      ? await batched.batch.acquire(plan, batched.maxHolds, viaRedis)
+      : Lease.grant(plan, await viaRedis(), this.backend);
     if (startedAt !== undefined) this.reportAcquired(plan, lease, startedAt);
     return lease;
   }
@@ -123,6 +136,8 @@ export abstract class LockShell<
   async tryAcquire(options?: TryAcquireOptions & Omit<Call, keyof AcquireOptions>): Promise<Lease | null> {
     const plan = this.plan(options, 'try');
     const startedAt = lockEventsObserved() ? plan.options.clock.now() : undefined;
+    // Held by another caller of this process: known without asking Redis.
+    if (this.localBatch(plan)?.batch.heldHere) return null;
     const grant = await attemptOnce(plan, this.planAttempts(plan), this.backend);
     if (!grant) return null;
     const { signal } = plan.options;
@@ -130,7 +145,11 @@ export abstract class LockShell<
       await this.sendRelease(plan.token).catch(() => {});
       throw signal.reason;
     }
-    const lease = Lease.grant(plan, { grant, attempts: 1 }, this.backend);
+    const won = { grant, attempts: 1 };
+    const batched = this.localBatch(plan);
+    const lease = batched
+      ? batched.batch.hold(plan, won, batched.maxHolds)
+      : Lease.grant(plan, won, this.backend);
     if (startedAt !== undefined) this.reportAcquired(plan, lease, startedAt);
     return lease;
   }

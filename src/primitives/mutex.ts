@@ -1,8 +1,39 @@
 import type { RedisClient } from '../adapters/client-types.js';
-import { type LockOptions, resolveLockOptions } from '../options.js';
+import { type BatchBackend, type LocalBatch, localBatchFor } from '../batching/local-batch.js';
+import { type Checks, defaultLockOptions, type LockOptions, lockChecks, resolveOptions } from '../options.js';
+import type { Plan } from '../plan.js';
 import { handOffInspect } from '../protocol/hand-off.js';
 import type { LockState } from '../protocol/lock-state.js';
+import { checkCount } from '../validation.js';
 import { BARGING_WAITER_TTL_MS, HandOffLock } from './hand-off-lock.js';
+
+/** How a Mutex behaves: every lock's options, plus how long its process may keep it among its own callers. */
+export interface MutexOptions extends LockOptions {
+  /**
+   * How many holds in a row this process may pass the lock on among its own callers (concurrent
+   * `acquire()` calls on the same client and name) before releasing it in Redis, where another
+   * process's waiter gets it first. Its callers queue locally behind one waiter in Redis; each
+   * local holder gets its own lease and fencing token. `1` turns it off: every call deals with Redis
+   * alone. Calls with a finite `retries` or `retryDelayMs`, or `wakeOnRelease: false`, never join.
+   * @default 16
+   */
+  maxLocalHolds: number;
+}
+
+export const defaultMutexOptions: Readonly<MutexOptions> = Object.freeze({
+  ...defaultLockOptions,
+  maxLocalHolds: 16,
+});
+
+export const mutexChecks: Checks<MutexOptions> = {
+  ...lockChecks,
+  maxLocalHolds: (n, v) => checkCount(n, v, { min: 1 }),
+};
+
+/** Checks a Mutex's options and merges them over the defaults into a new frozen object. */
+export function resolveMutexOptions(options: unknown): Readonly<MutexOptions> {
+  return resolveOptions(options, defaultMutexOptions, mutexChecks);
+}
 
 /**
  * A mutual-exclusion lock with a lease, on one Redis deployment.
@@ -21,9 +52,26 @@ import { BARGING_WAITER_TTL_MS, HandOffLock } from './hand-off-lock.js';
  * that is frozen is handed the lock, which frees itself after that waiter's `ttlMs`, as with a
  * crashed holder. Strict arrival order for every caller, `tryAcquire()` included, is `FairMutex`.
  */
-export class Mutex extends HandOffLock<LockOptions, LockState> {
-  constructor(client: RedisClient, name: string, options?: Partial<LockOptions>) {
-    super(client, name, options, resolveLockOptions, { barging: true, skipUnreached: true });
+export class Mutex extends HandOffLock<MutexOptions, LockState> {
+  /** @internal What this process's batch of the lock calls back into. */
+  private readonly batchBackend: BatchBackend = {
+    ...this.backend,
+    reserveFences: (token, ttlMs, count) => this.reserveFences(token, ttlMs, count),
+  };
+
+  constructor(client: RedisClient, name: string, options?: Partial<MutexOptions>) {
+    super(client, name, options, resolveMutexOptions, { barging: true, skipUnreached: true });
+  }
+
+  /** @internal A waiting call joins its process's batch unless it asked for its own pace of attempts. */
+  protected override localBatch(
+    plan: Plan<MutexOptions>,
+  ): { batch: LocalBatch; maxHolds: number } | undefined {
+    const { maxLocalHolds, retries, retryDelayMs, wakeOnRelease } = plan.options;
+    if (maxLocalHolds <= 1 || !wakeOnRelease || Number.isFinite(retries) || Number.isFinite(retryDelayMs)) {
+      return undefined;
+    }
+    return { batch: localBatchFor(this.context, this.keys.lock, this.batchBackend), maxHolds: maxLocalHolds };
   }
 
   /** @internal A waiter renews its entry once a minute (the Mutex has no `waiterTtlMs` option). */

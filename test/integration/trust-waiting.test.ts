@@ -183,7 +183,10 @@ for (const kind of [ioredisNoResend, ...clientKinds]) {
       const viaProxy = new Mutex(proxied.client, name, { ttlMs: 30_000 });
       const waitingViaProxy = viaProxy.acquire({ timeoutMs: 20_000 });
       await until(async () => Number(await direct.command('LLEN', queue)) === 1, 'C waits');
-      const waitingDirect = new Mutex(direct.client, name, { ttlMs: 30_000 }).acquire({ timeoutMs: 20_000 });
+      // Its own waiter in Redis, not queued behind the holder in this process (maxLocalHolds: 1).
+      const waitingDirect = new Mutex(direct.client, name, { ttlMs: 30_000, maxLocalHolds: 1 }).acquire({
+        timeoutMs: 20_000,
+      });
       await until(async () => Number(await direct.command('LLEN', queue)) === 2, 'B waits');
       // A1: queued behind them, but its reply is lost and it gives up.
       swallowAcquires(proxy, 1);

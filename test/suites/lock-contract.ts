@@ -82,6 +82,32 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       }
     });
 
+    test('fencing tokens rise in grant order with many concurrent callers on each client', async () => {
+      // Callers of one process may queue behind one waiter in Redis and get the lock passed on
+      // among them (the Mutex's local batch): their tokens rise all the same, in the order held.
+      const key = name();
+      const tokens: number[] = [];
+      let holding = 0;
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => {
+          const subject = contender(i % 2 ? redis.a : redis.b, key);
+          for (let round = 0; round < 3; round += 1) {
+            const lease = await subject.acquire();
+            holding += 1;
+            assert.equal(holding, 1, 'one holder at a time');
+            tokens.push(lease.fencingToken);
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            holding -= 1;
+            assert.equal(await lease.release(), true);
+          }
+        }),
+      );
+      assert.equal(tokens.length, 24);
+      for (let i = 1; i < tokens.length; i += 1) {
+        assert.ok((tokens[i] as number) > (tokens[i - 1] as number), `tokens ${tokens.join(', ')}`);
+      }
+    });
+
     test('tryAcquire returns null when held, never throws for contention', async () => {
       const mutex = lock(redis.a, name());
       const held = await mutex.acquire();
@@ -216,7 +242,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       await resetStats(server);
       const waiters = Array.from({ length: 5 }, () =>
         awaitedLater(
-          contender(redis.b, mutex.name)
+          contender(redis.b, mutex.name, lockKind.alone)
             .acquire({ timeoutMs: 20_000 })
             .then((l) => l.release()),
         ),
@@ -242,7 +268,7 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const leases: Lease[] = [];
       const waiters = Array.from({ length: 5 }, () =>
         awaitedLater(
-          contender(redis.b, mutex.name)
+          contender(redis.b, mutex.name, lockKind.alone)
             .acquire({ timeoutMs: 20_000 })
             .then((lease) => {
               leases.push(lease);

@@ -43,8 +43,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   adapters: ['foundation', 'protocol'],
   lease: ['foundation'],
   waiting: ['foundation', 'adapters', 'lease'],
-  primitives: ['foundation', 'protocol', 'adapters', 'lease', 'waiting'],
-  redlock: ['foundation', 'protocol', 'adapters', 'lease', 'waiting', 'primitives'],
+  batching: ['foundation', 'lease'],
+  primitives: ['foundation', 'protocol', 'adapters', 'lease', 'waiting', 'batching'],
+  redlock: ['foundation', 'protocol', 'adapters', 'lease', 'waiting', 'batching', 'primitives'],
   fencing: ['foundation', 'protocol', 'adapters'],
   compat: ['foundation', 'primitives', 'lease', 'adapters'],
   // The `locksmith` command uses the public API only, imported by the package's name.

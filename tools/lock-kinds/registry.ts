@@ -73,6 +73,12 @@ export interface LockKind<L extends ContractLock = ContractLock, Variant extends
    * instead of sleeping: "the waiter has asked and is waiting".
    */
   waiters(lock: L, redis: TestClient): Promise<number>;
+  /**
+   * Options under which each call of one client deals with Redis alone instead of queueing behind
+   * the client's own waiter (the Mutex's `maxLocalHolds: 1`), for the contract's tests that count
+   * waiters in Redis. Absent: the kind never batches.
+   */
+  readonly alone?: Partial<LockOptions>;
   /** How the fault suite's workers hold it (absent: the fault suite does not run it). */
   readonly fault?: FaultFacet;
   /** Its cells in the bench (absent: not benchmarked). */
@@ -83,6 +89,9 @@ export interface LockKind<L extends ContractLock = ContractLock, Variant extends
 function lockKind<L extends ContractLock, Variant extends object>(kind: LockKind<L, Variant>): LockKind {
   return kind as unknown as LockKind;
 }
+
+/** A Mutex call that never joins its client's local batch. */
+const mutexAlone = { maxLocalHolds: 1 } as Partial<LockOptions>;
 
 /** Waiters of the kinds that queue them in a list (`keys.queue`). */
 async function queueLength<L extends { keys: { queue: string } }>(
@@ -129,7 +138,7 @@ function plainLock(
 
 export function lockKinds(lib: Library): readonly LockKind[] {
   return [
-    plainLock(lib.Mutex, { name: 'Mutex', fault: 'mutex', bench: 'mutex' }),
+    { ...plainLock(lib.Mutex, { name: 'Mutex', fault: 'mutex', bench: 'mutex' }), alone: mutexAlone },
     plainLock(lib.FairMutex, { name: 'FairMutex', fault: 'fair-mutex', bench: 'fair' }),
     lockKind({
       name: 'ReentrantMutex',

@@ -1,0 +1,373 @@
+import { type Clock, elapsedSince, type Instant, instantOf } from '../clock.js';
+import { settleBefore } from '../deadline.js';
+import { LockTimeoutError } from '../errors.js';
+import { emitLockEvent } from '../events.js';
+import { reportGiveBack } from '../lease/give-back.js';
+import { Lease } from '../lease/lease.js';
+import type { LockBackend, Plan, Won } from '../plan.js';
+import { driftMs } from '../timing.js';
+
+/** What a lock kind that batches gives its process's batch: its backend, and fencing tokens to reserve. */
+export interface BatchBackend extends LockBackend {
+  /**
+   * Compare-and-extend to `ttlMs` that also reserves `count` fencing tokens above every one granted
+   * so far: the highest of them, or 0 when `token` no longer holds the lock.
+   */
+  reserveFences(token: string, ttlMs: number, count: number): Promise<number>;
+}
+
+/** A caller of this process queued behind the process's own holder. */
+interface LocalWaiter {
+  readonly plan: Plan;
+  /** Its turn: a lease handed on inside the process, or `undefined`: ask Redis (its slot is kept). */
+  readonly resolve: (lease: Lease | undefined) => void;
+  readonly reject: (error: unknown) => void;
+  /** Stops its timeout timer and abort listener. */
+  readonly settle: () => void;
+}
+
+/** When the process's lease in Redis was last known to start (its grant or last extension), for how long. */
+interface Anchor extends Instant {
+  readonly ttlMs: number;
+}
+
+/**
+ * The lease this process holds in Redis, passed among its own callers in turn: one Redis token, and
+ * the fencing tokens reserved for the holders after the first.
+ */
+class Run {
+  /** Holds granted in this run so far (the Redis grant is the first). */
+  holds = 1;
+  /** The next reserved fencing token and the last one (next > last: none left). */
+  nextFence = 1;
+  lastFence = 0;
+  /** Redis said the token no longer holds the lock (an extension or a reservation found it gone). */
+  lost = false;
+  /** The turn holding now (undefined while a reservation for the next is in flight). */
+  turn: Turn | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly token: string,
+    readonly maxHolds: number,
+    readonly clock: Clock,
+    readonly driftFactor: number,
+    public anchor: Anchor,
+  ) {}
+
+  /** Validity left of the process's Redis lease, as a lease granted at the anchor counts it. */
+  validityLeftMs(): number {
+    const { ttlMs } = this.anchor;
+    return ttlMs - driftMs(ttlMs, this.driftFactor) - elapsedSince(this.clock, this.anchor);
+  }
+}
+
+/**
+ * One local holder's lease's view of the run: what its extensions and its release do. Once it has
+ * passed the run on (or released it), it holds nothing.
+ */
+class Turn implements LockBackend {
+  done = false;
+  lease: Lease | undefined;
+  /** Its loss ends the run (watched once someone waits behind it). */
+  watched = false;
+
+  constructor(
+    private readonly batch: LocalBatch,
+    readonly run: Run,
+    private readonly backend: BatchBackend,
+  ) {}
+
+  private get current(): boolean {
+    return !this.done && this.run.turn === this && this.batch.holds(this.run);
+  }
+
+  async extend(token: string, ttlMs: number): Promise<boolean> {
+    if (!this.current) return false;
+    const sent = instantOf(this.run.clock);
+    const extended = await this.backend.extend(token, ttlMs);
+    if (extended) this.run.anchor = { ...sent, ttlMs };
+    else this.run.lost = true;
+    return extended;
+  }
+
+  release(token: string): Promise<boolean> {
+    if (this.done) return Promise.resolve(true);
+    if (!this.current) return this.backend.release(token);
+    this.done = true;
+    return this.batch.endTurn(this.run);
+  }
+
+  isHeldBy(token: string): Promise<boolean> {
+    return this.current ? this.backend.isHeldBy(token) : Promise.resolve(false);
+  }
+
+  disconnected(): string | undefined {
+    return this.backend.disconnected();
+  }
+}
+
+/** The batches of one scope (a client), by lock key; a batch is dropped when idle. */
+const batches = new WeakMap<object, Map<string, LocalBatch>>();
+
+/** The batch of `key` among `scope`'s, made with `backend` when there is none. */
+export function localBatchFor(scope: object, key: string, backend: BatchBackend): LocalBatch {
+  let byKey = batches.get(scope);
+  if (!byKey) {
+    byKey = new Map();
+    batches.set(scope, byKey);
+  }
+  let batch = byKey.get(key);
+  if (!batch) {
+    const scoped = byKey;
+    batch = new LocalBatch(backend, () => scoped.delete(key));
+    byKey.set(key, batch);
+  }
+  return batch;
+}
+
+/**
+ * One lock's callers in one process (on one client): one of them at a time asks Redis; the others
+ * queue here in arrival order, and the lock the process holds in Redis is passed among them without
+ * a round trip, up to `maxHolds` holds in a row (the option of the call that got it from Redis),
+ * then released in Redis, where another process's waiter gets it first.
+ *
+ * Each local holder gets its own lease: the process's Redis token; its own fencing token, reserved
+ * in Redis (above every earlier holder's in any process, below every later one's); validity no
+ * longer than what is left of the process's Redis lease; a signal that aborts when that is lost.
+ * Passing on needs reserved tokens and half a TTL of validity left: when either is missing, one
+ * extension reserves the rest of the run's tokens and renews the lease first (one round trip per
+ * run, usually). A run whose lease is lost ends at once, and the next caller asks Redis.
+ */
+export class LocalBatch {
+  private run: Run | undefined;
+  /** Callers of this process asking Redis now (one, unless tries and calls outside batching). */
+  private askingRedis = 0;
+  private readonly waiters: LocalWaiter[] = [];
+
+  constructor(
+    private readonly backend: BatchBackend,
+    private readonly onIdle: () => void,
+  ) {}
+
+  /** Whether a caller of this process holds the lock (a try from this process would not get it). */
+  get heldHere(): boolean {
+    return this.run !== undefined;
+  }
+
+  /** @internal Whether `run` is the one in progress. */
+  holds(run: Run): boolean {
+    return this.run === run;
+  }
+
+  /**
+   * The lease of `plan`'s call: passed on inside the process when one of its callers holds the
+   * lock or asks Redis for it, else from Redis by `viaRedis`.
+   */
+  async acquire(plan: Plan, maxHolds: number, viaRedis: () => Promise<Won>): Promise<Lease> {
+    if (this.run || this.askingRedis > 0) {
+      const lease = await this.queue(plan);
+      if (lease) return lease;
+    } else {
+      this.askingRedis += 1;
+    }
+    let won: Won;
+    try {
+      won = await viaRedis();
+    } catch (error) {
+      this.askingRedis -= 1;
+      this.next();
+      throw error;
+    }
+    this.askingRedis -= 1;
+    return this.hold(plan, won, maxHolds);
+  }
+
+  /** The lease of a grant from Redis (an acquire's, a try's): the first hold of a new run. */
+  hold(plan: Plan, won: Won, maxHolds: number): Lease {
+    const { grant } = won;
+    const { clock, driftFactor, ttlMs } = plan.options;
+    const anchor = { mono: grant.sentAt, wall: grant.sentAtWall, ttlMs };
+    // A run still here is one whose lease Redis no longer holds (it expired unreleased): this
+    // grant proves it, so it ends now.
+    const run = new Run(plan.name, plan.token, maxHolds, clock, driftFactor, anchor);
+    this.run = run;
+    return this.grantTurn(run, plan, won);
+  }
+
+  /**
+   * The current holder is done: pass the run on to the first waiter, or release it in Redis.
+   * Resolves as the release does (true: it held the lock).
+   */
+  endTurn(run: Run): Promise<boolean> {
+    run.turn = undefined;
+    if (this.passOn(run)) return Promise.resolve(true);
+    this.run = undefined;
+    const released = this.backend.release(run.token);
+    this.next();
+    return released;
+  }
+
+  private grantTurn(run: Run, plan: Plan, won: Won): Lease {
+    const turn = new Turn(this, run, this.backend);
+    run.turn = turn;
+    const lease = Lease.grant(plan, won, turn);
+    turn.lease = lease;
+    // Once there are local waiters, a lost lease must end the run even if its holder never calls
+    // release(): they would wait for it until their own timeout.
+    if (this.waiters.length > 0) this.watchLoss(run, turn);
+    return lease;
+  }
+
+  /** Ends `run` when `turn`'s lease is lost, unless it was passed on before. */
+  private watchLoss(run: Run, turn: Turn): void {
+    const lease = turn.lease;
+    if (!lease || turn.watched) return;
+    turn.watched = true;
+    const onLost = () => {
+      if (turn.done || run.turn !== turn || this.run !== run) return;
+      turn.done = true;
+      run.lost = true;
+      this.abandon(run);
+    };
+    if (lease.signal.aborted) onLost();
+    else lease.signal.addEventListener('abort', onLost, { once: true });
+  }
+
+  /** Ends a run whose lease is lost: its token is given back (harmless if gone), the next caller asks Redis. */
+  private abandon(run: Run): void {
+    run.turn = undefined;
+    if (this.run !== run) return;
+    this.run = undefined;
+    void reportGiveBack(run.name, run.token, this.backend.release(run.token));
+    this.next();
+  }
+
+  /**
+   * Passes `run` to the first waiter when the run may go on: someone waits, the run has holds left
+   * and Redis did not say it is lost, and the lease has validity left. Without reserved tokens or
+   * with less than half a TTL left, one extension renews it and reserves the rest first.
+   */
+  private passOn(run: Run): boolean {
+    const waiter = this.waiters[0];
+    if (!waiter || run.lost || run.holds >= run.maxHolds) return false;
+    const left = run.validityLeftMs();
+    if (left <= 0) return false;
+    this.waiters.shift();
+    waiter.settle();
+    run.holds += 1;
+    if (run.nextFence <= run.lastFence && left >= run.anchor.ttlMs / 2) {
+      this.grantLocally(run, waiter, run.nextFence++);
+    } else {
+      void this.reserveThenGrant(run, waiter);
+    }
+    return true;
+  }
+
+  private grantLocally(run: Run, waiter: LocalWaiter, fencingToken: number): void {
+    const { plan } = waiter;
+    const { anchor } = run;
+    const grant = { fencingToken, sentAt: anchor.mono, sentAtWall: anchor.wall, ttlMs: anchor.ttlMs };
+    const lease = this.grantTurn(run, { ...plan, token: run.token }, { grant, attempts: 0 });
+    waiter.resolve(lease);
+  }
+
+  /**
+   * One round trip that renews the lease to the waiter's TTL and reserves the run's remaining
+   * fencing tokens, then the waiter's turn. When it fails, the run ends (released in Redis) and the
+   * waiter asks Redis itself, within its own deadline.
+   */
+  private async reserveThenGrant(run: Run, waiter: LocalWaiter): Promise<void> {
+    const { ttlMs, replyTimeoutMs } = waiter.plan.options;
+    const count = run.maxHolds - run.holds + 1;
+    const sent = instantOf(run.clock);
+    const reply = await settleBefore(
+      this.backend.reserveFences(run.token, ttlMs, count),
+      run.clock.now() + Math.min(ttlMs, replyTimeoutMs),
+      undefined,
+      run.clock,
+      () => {},
+    );
+    const lastFence = reply.kind === 'value' ? reply.value : 0;
+    if (this.run !== run) {
+      // Ended meanwhile (a grant from Redis proved the lease gone): the waiter asks Redis.
+      this.askingRedis += 1;
+      waiter.resolve(undefined);
+      return;
+    }
+    if (lastFence <= 0) {
+      run.lost = true;
+      this.run = undefined;
+      void reportGiveBack(run.name, run.token, this.backend.release(run.token));
+      this.askingRedis += 1;
+      waiter.resolve(undefined);
+      return;
+    }
+    run.anchor = { ...sent, ttlMs };
+    run.lastFence = lastFence;
+    run.nextFence = lastFence - count + 1;
+    const { signal } = waiter.plan.options;
+    if (signal?.aborted || run.clock.now() >= waiter.plan.deadline) {
+      // It gave up while the reservation was in flight: the run goes on to the next waiter.
+      run.holds -= 1;
+      waiter.reject(signal?.aborted ? signal.reason : timeoutOf(waiter.plan, 0));
+      void this.endTurn(run);
+      return;
+    }
+    this.grantLocally(run, waiter, run.nextFence++);
+  }
+
+  /** Queues `plan`'s call here until its turn, its deadline or its signal. */
+  private queue(plan: Plan): Promise<Lease | undefined> {
+    const { signal, clock } = plan.options;
+    signal?.throwIfAborted();
+    emitLockEvent({ type: 'contended', lockName: plan.name });
+    const queued = new Promise<Lease | undefined>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const leave = (error: unknown) => {
+        const at = this.waiters.indexOf(waiter);
+        if (at >= 0) this.waiters.splice(at, 1);
+        waiter.settle();
+        reject(error);
+      };
+      const onAbort = () => leave(signal?.reason);
+      const waiter: LocalWaiter = {
+        plan,
+        resolve,
+        reject,
+        settle: () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+        },
+      };
+      this.waiters.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const leftMs = plan.deadline - clock.now();
+      if (Number.isFinite(leftMs)) timer = setTimeout(() => leave(timeoutOf(plan, 0)), Math.max(0, leftMs));
+    });
+    // Queued first: a run found lost here ends now and hands this waiter its turn to ask Redis.
+    const run = this.run;
+    if (run?.turn) this.watchLoss(run, run.turn);
+    return queued;
+  }
+
+  /** Nobody of this process holds the lock or asks Redis: the first waiter asks it next. */
+  private next(): void {
+    if (this.run || this.askingRedis > 0) return;
+    const waiter = this.waiters.shift();
+    if (waiter) {
+      waiter.settle();
+      this.askingRedis += 1;
+      waiter.resolve(undefined);
+    } else {
+      this.onIdle();
+    }
+  }
+}
+
+/** A local waiter's timeout, reported as the waiting loop reports one. */
+function timeoutOf(plan: Plan, attempts: number): LockTimeoutError {
+  const { timeoutMs } = plan.options;
+  emitLockEvent({ type: 'timed-out', lockName: plan.name, timeoutMs, attempts });
+  return new LockTimeoutError(plan.name, timeoutMs, attempts);
+}

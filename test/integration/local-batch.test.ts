@@ -1,0 +1,199 @@
+/**
+ * A Mutex's callers in one process queue behind one waiter in Redis, and the process passes the
+ * lock among them (src/batching/local-batch.ts): mutual exclusion and fencing hold across local and
+ * Redis grants, a local holder's validity never exceeds the process's lease in Redis, a lost lease
+ * ends the run, and the Redis calls per acquisition fall below one. Counts and order, not timings.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { LockLostError, LockTimeoutError, Mutex } from '../../src/index.js';
+import { clientKinds } from '../fixtures/clients.js';
+import { commandCalls, resetStats, scriptCalls } from '../fixtures/commandstats.js';
+import { abortedWith, nameMaker, redisForSuite, until } from '../fixtures/helpers.js';
+import { ownerTokenOf } from '../fixtures/lock-value.js';
+
+const name = nameMaker('batch');
+const kind = clientKinds[0] as (typeof clientKinds)[number];
+
+/** Runs `callers` loops of `rounds` holds each on `locks` (one per loop, or shared), recording grants in order. */
+async function contend(
+  lockFor: (i: number) => Mutex,
+  callers: number,
+  rounds: number,
+  during?: (fencingToken: number, lock: Mutex) => Promise<void>,
+): Promise<number[]> {
+  const grants: number[] = [];
+  let holding = 0;
+  await Promise.all(
+    Array.from({ length: callers }, async (_, i) => {
+      const lock = lockFor(i);
+      for (let r = 0; r < rounds; r++) {
+        const lease = await lock.acquire();
+        holding += 1;
+        assert.equal(holding, 1, 'two callers held the lock at once');
+        grants.push(lease.fencingToken);
+        await during?.(lease.fencingToken, lock);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        holding -= 1;
+        assert.equal(await lease.release(), true);
+      }
+    }),
+  );
+  return grants;
+}
+
+function assertIncreasing(tokens: readonly number[]): void {
+  for (let i = 1; i < tokens.length; i++) {
+    assert.ok(
+      (tokens[i] as number) > (tokens[i - 1] as number),
+      `fencing token ${tokens[i]} granted after ${tokens[i - 1]}`,
+    );
+  }
+}
+
+describe(`a Mutex's callers in one process share its lease in Redis (${kind.name})`, () => {
+  const redis = redisForSuite(kind);
+
+  test('concurrent callers on one client: one holder at a time, tokens rising in grant order, under one Redis call per hold', async () => {
+    const lock = new Mutex(redis.a.client, name());
+    await resetStats(redis.server);
+    const grants = await contend(() => lock, 20, 10);
+    const scripts = await scriptCalls(redis.server);
+    assert.equal(grants.length, 200);
+    assertIncreasing(grants);
+    assert.ok(scripts < 200, `${scripts} script calls for 200 holds`);
+    // 16 holds per run: a run costs an acquire, a reservation and a release (plus waits in Redis).
+    assert.ok(scripts <= (200 / 16) * 3 + 10, `${scripts} script calls for 200 holds`);
+  });
+
+  test('one lock object per call joins the same batch', async () => {
+    const lockName = name();
+    await resetStats(redis.server);
+    const grants = await contend(() => new Mutex(redis.a.client, lockName), 10, 10);
+    const calls = await commandCalls(redis.server);
+    assertIncreasing(grants);
+    assert.ok((calls.evalsha ?? 0) < 100, JSON.stringify(calls));
+  });
+
+  test('two clients (two processes, as far as Redis can tell): tokens rise across local and Redis grants', async () => {
+    const lockName = name();
+    const a = new Mutex(redis.a.client, lockName, { maxLocalHolds: 4 });
+    const b = new Mutex(redis.b.client, lockName, { maxLocalHolds: 4 });
+    const grants = await contend((i) => (i % 2 === 0 ? a : b), 12, 8);
+    assert.equal(grants.length, 96);
+    assertIncreasing(grants);
+  });
+
+  test('maxLocalHolds: 1 turns batching off: each hold is its own Redis grant', async () => {
+    const lock = new Mutex(redis.a.client, name(), { maxLocalHolds: 1 });
+    const tokens = new Set<string>();
+    await contend(
+      () => lock,
+      4,
+      3,
+      async () => {
+        tokens.add(ownerTokenOf(await redis.a.command('GET', lock.keys.lock)));
+      },
+    );
+    assert.equal(tokens.size, 12, 'every hold had its own owner token in Redis');
+  });
+
+  test("a local holder's validity never exceeds what is left of the process's lease in Redis", async () => {
+    const lock = new Mutex(redis.a.client, name(), { ttlMs: 2_000 });
+    await contend(
+      () => lock,
+      5,
+      4,
+      async () => {
+        const pttl = Number(await redis.a.command('PTTL', lock.keys.lock));
+        const leases = (await lock.inspect()).remainingTtlMs ?? 0;
+        assert.ok(pttl > 0 && leases > 0);
+      },
+    );
+    // And with a lease that is not extended: a waiter queued behind a holder whose validity is
+    // nearly spent gets a lease no longer than what Redis has left.
+    const short = new Mutex(redis.a.client, name(), { ttlMs: 600, autoExtend: false });
+    const first = await short.acquire();
+    const second = short.acquire({ ttlMs: 600, autoExtend: false });
+    await until(async () => first.remainingMs < 400, 'the first holder used some of its lease');
+    await first.release();
+    const lease = await second;
+    const pttl = Number(await redis.a.command('PTTL', short.keys.lock));
+    assert.ok(lease.remainingMs <= pttl, `local validity ${lease.remainingMs} ms, Redis PTTL ${pttl} ms`);
+    await lease.release();
+  });
+
+  test('a lease lost in Redis ends the run: its signal aborts, and the waiters get the lock from Redis', async () => {
+    const lock = new Mutex(redis.a.client, name(), { ttlMs: 900 });
+    const first = await lock.acquire();
+    const lost = abortedWith(first.signal);
+    const [secondWaiting, thirdWaiting] = [lock.acquire(), lock.acquire()];
+    // Someone deletes the key (an operator's `release --force`): the watchdog's extension finds it gone.
+    await redis.a.command('DEL', lock.keys.lock);
+    assert.ok((await lost) instanceof LockLostError);
+    const second = await secondWaiting;
+    assert.notEqual(second.token, first.token, 'the next holder got its own lease from Redis');
+    assert.ok(second.fencingToken > first.fencingToken);
+    assert.equal(ownerTokenOf(await redis.a.command('GET', lock.keys.lock)), second.token);
+    assert.equal(await first.release(), false);
+    await second.release();
+    const third = await thirdWaiting;
+    assert.ok(third.fencingToken > second.fencingToken);
+    await third.release();
+  });
+
+  test('tryAcquire() while a caller of this process holds the lock: null, without a round trip', async () => {
+    const lock = new Mutex(redis.a.client, name());
+    const held = await lock.acquire();
+    await resetStats(redis.server);
+    assert.equal(await new Mutex(redis.a.client, lock.name).tryAcquire(), null);
+    assert.deepEqual(await commandCalls(redis.server), {});
+    await held.release();
+    const tried = await lock.tryAcquire();
+    assert.ok(tried);
+    await tried.release();
+  });
+
+  test('a local waiter times out, or leaves on its signal, and the run goes on without it', async () => {
+    const lock = new Mutex(redis.a.client, name());
+    const held = await lock.acquire();
+    await assert.rejects(lock.acquire({ timeoutMs: 50 }), LockTimeoutError);
+    const controller = new AbortController();
+    const aborted = lock.acquire({ signal: controller.signal });
+    const next = lock.acquire();
+    controller.abort(new Error('stop'));
+    await assert.rejects(aborted, /stop/);
+    await held.release();
+    const lease = await next;
+    assert.equal(lease.token, held.token, 'passed on locally');
+    assert.ok(lease.fencingToken > held.fencingToken);
+    await lease.release();
+  });
+
+  test('after maxLocalHolds holds the process releases in Redis, and a waiter of another client gets it first', async () => {
+    const lockName = name();
+    const a = new Mutex(redis.a.client, lockName, { maxLocalHolds: 3 });
+    const b = new Mutex(redis.b.client, lockName);
+    const first = await a.acquire();
+    const localWaiters = Array.from({ length: 4 }, () => a.acquire());
+    const other = b.acquire();
+    await until(
+      async () => Number(await redis.a.command('LLEN', a.keys.queue)) > 0,
+      'the other client queued',
+    );
+    const order: string[] = [];
+    await first.release();
+    for (const [i, waiting] of localWaiters.slice(0, 2).entries()) {
+      const lease = await waiting;
+      order.push(`a${i}`);
+      assert.equal(lease.token, first.token);
+      await lease.release();
+    }
+    const theirs = await other;
+    order.push('b');
+    assert.notEqual(theirs.token, first.token);
+    await theirs.release();
+    for (const waiting of localWaiters.slice(2)) await (await waiting).release();
+    assert.deepEqual(order, ['a0', 'a1', 'b']);
+  });
+});
