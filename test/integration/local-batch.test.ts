@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { LockLostError, LockTimeoutError, Mutex } from '../../src/index.js';
+import { type Lease, LockLostError, LockTimeoutError, Mutex } from '../../src/index.js';
 import { clientKinds } from '../fixtures/clients.js';
 import { commandCalls, resetStats, scriptCalls } from '../fixtures/commandstats.js';
 import { abortedWith, nameMaker, redisForSuite, until } from '../fixtures/helpers.js';
@@ -20,7 +20,7 @@ async function contend(
   lockFor: (i: number) => Mutex,
   callers: number,
   rounds: number,
-  during?: (fencingToken: number, lock: Mutex) => Promise<void>,
+  during?: (lease: Lease, lock: Mutex) => Promise<void>,
 ): Promise<number[]> {
   const grants: number[] = [];
   let holding = 0;
@@ -32,7 +32,7 @@ async function contend(
         holding += 1;
         assert.equal(holding, 1, 'two callers held the lock at once');
         grants.push(lease.fencingToken);
-        await during?.(lease.fencingToken, lock);
+        await during?.(lease, lock);
         await new Promise<void>((resolve) => setImmediate(resolve));
         holding -= 1;
         assert.equal(await lease.release(), true);
@@ -100,16 +100,22 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
 
   test("a local holder's validity never exceeds what is left of the process's lease in Redis", async () => {
     const lock = new Mutex(redis.a.client, name(), { ttlMs: 2_000 });
+    let passedOn = 0;
+    let firstToken: string | undefined;
     await contend(
       () => lock,
       5,
       4,
-      async () => {
+      async (lease) => {
+        // Validity first, then the server's PTTL: the lease must not believe in more than Redis has.
+        const validity = lease.remainingMs;
         const pttl = Number(await redis.a.command('PTTL', lock.keys.lock));
-        const leases = (await lock.inspect()).remainingTtlMs ?? 0;
-        assert.ok(pttl > 0 && leases > 0);
+        assert.ok(validity > 0 && validity <= pttl, `local validity ${validity} ms, Redis PTTL ${pttl} ms`);
+        if (lease.token === firstToken) passedOn += 1;
+        firstToken ??= lease.token;
       },
     );
+    assert.ok(passedOn > 0, 'some holds were passed on inside the process');
     // And with a lease that is not extended: a waiter queued behind a holder whose validity is
     // nearly spent gets a lease no longer than what Redis has left.
     const short = new Mutex(redis.a.client, name(), { ttlMs: 600, autoExtend: false });
