@@ -210,8 +210,9 @@ async function runCell(
   for (const admin of servers) await admin.config('RESETSTAT');
   const redisCpuBefore = await sumOver(servers, redisCpuUs);
   const jiffiesBefore = machineJiffies();
-  const results: CellResult[] = [];
-  for (const w of used) results.push((await w.next('result')).result);
+  // ... and end with it, as the workers' counters do: the acquisitions still under way at its end (up
+  // to one per acquirer, a hundred in a P × C cell) and any stuck caller's retries are not counted.
+  await sleep(Math.max(0, endAt - Date.now()));
   const commands: Record<string, number> = {};
   for (const admin of servers) {
     for (const [name, calls] of Object.entries(await commandCalls(admin))) {
@@ -221,6 +222,8 @@ async function runCell(
   const redisCpu = (await sumOver(servers, redisCpuUs)) - redisCpuBefore;
   const jiffiesAfter = machineJiffies();
   const busyShare = (jiffiesAfter.busy - jiffiesBefore.busy) / (jiffiesAfter.total - jiffiesBefore.total);
+  const results: CellResult[] = [];
+  for (const w of used) results.push((await w.next('result')).result);
 
   // Acquirer a of process p is acquirer p × acquirers + a of the cell.
   const acquisitions: Acquisition[] = [];
