@@ -16,7 +16,7 @@ import type { NodeRedisClient } from '../src/index.js';
 import { lockKinds } from '../tools/lock-kinds/registry.js';
 import { luaLock, originalLock } from './book-locks.js';
 import { basicSemaphore, fairSemaphore } from './book-semaphores.js';
-import { locksmithCells, quorumOf, SEMAPHORE_LIMIT, TTL_MS } from './kind-cells.js';
+import { locksmithCells, locksmithTry, quorumOf, SEMAPHORE_LIMIT, TTL_MS } from './kind-cells.js';
 import { locksmith as lib } from './locksmith.js';
 import { rawScriptsIoredis, rawScriptsNodeRedis } from './raw-scripts.js';
 import { REFERENCE_ACQUIRE, referenceHandOff } from './reference-handoff.js';
@@ -55,6 +55,8 @@ export interface ImplSpec {
   readonly limit?: number;
   /** Runs only in the uncontended table (one process, 1,000 keys): it cannot wait for a lock. */
   readonly uncontendedOnly?: boolean;
+  /** Runs only in the P × C cells (several acquirers per process): a variant of how a lock is shared. */
+  readonly pxcOnly?: boolean;
   /** How many independent Redis servers it locks across (3 for the Redlock cells; default 1). */
   readonly servers?: 1 | 3;
   create(clients: Clients, key: string): LockUnderTest;
@@ -203,8 +205,50 @@ const redlockCells: ImplSpec[] = [
   ]),
 ];
 
+/**
+ * Locksmith's Mutex with a new lock object per acquisition (its cells in the registry make one per
+ * process, which the P × C cells' acquirers share): the P × C cells' second Locksmith row.
+ */
+const locksmithMutexPerAcquire: ImplSpec = {
+  id: 'locksmith-mutex-ioredis-per-acquire',
+  label: 'Locksmith Mutex (ioredis, a Mutex per acquire)',
+  family: 'locksmith',
+  limit: 1,
+  pxcOnly: true,
+  isTry: locksmithTry,
+  create(clients, key) {
+    return {
+      async acquire() {
+        const lease = await new lib.Mutex(clients.ioredis, key, { ttlMs: TTL_MS }).acquire();
+        return () => lease.release();
+      },
+    };
+  },
+};
+
+/**
+ * The implementations the P × C cells run by default (with `--only`, every one it selects): Locksmith's
+ * Mutex and the fastest peers, at their defaults and at a 1 ms retry. Each is shared by a process's
+ * acquirers as its N × 1 cells create it: one Locksmith Mutex, node-redlock or redlock-universal
+ * object per process; a redis-semaphore Mutex per acquisition, as its README does.
+ */
+export const PXC_DEFAULT_IMPLS: ReadonlySet<string> = new Set([
+  'locksmith-mutex-ioredis',
+  'locksmith-mutex-ioredis-per-acquire',
+  'locksmith-mutex-node-redis',
+  'redis-semaphore',
+  'redis-semaphore-1ms',
+  'redlock',
+  'redlock-1ms',
+  'sesame',
+  'sesame-1ms',
+  'redlock-universal',
+  'redlock-universal-1ms',
+]);
+
 export const impls: readonly ImplSpec[] = [
   ...locksmithCells(locksmithFacets, 'locks'),
+  locksmithMutexPerAcquire,
   ...locksmithCells(locksmithFacets, 'fail-fast'),
   {
     id: 'reference-handoff',

@@ -8,8 +8,14 @@
  * ceiling with redis-benchmark, prints the book-style table and the full table, and writes JSON to
  * bench/results/.
  *
+ * Then the P × C cells (issue #23): P processes, each running C acquire loops at once on the same
+ * key through one lock object per process (as each implementation creates it), for Locksmith's Mutex
+ * and the fastest peers (`PXC_DEFAULT_IMPLS`; with --only, every implementation it selects).
+ *
  * Options: --quick, --duration-ms=N, --warmup-ms=N (unmeasured run before each cell's window; 1,000,
- * 200 with --quick), --clients=1,2,5,10, --cs-ms=0,1, --only=REGEX (implementation ids),
+ * 200 with --quick), --clients=1,2,5,10 (`none`: no N × 1 cells, nor the uncontended table),
+ * --pxc=4x25,2x50 (the P × C cells; 4x25 with --quick; `none`: no P × C cells), --cs-ms=0,1,
+ * --only=REGEX (implementation ids),
  * --reverse (run the implementations in reverse order: cells that run later are measured on warmer
  * worker processes, so swapping the order shows how much of a gap is the order's),
  * --cpu-prof-dir=DIR (a V8 CPU profile per worker process).
@@ -23,10 +29,10 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { scripts } from '../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../tools/redis-server.js';
-import { type ImplSpec, impls } from './impls.js';
+import { type ImplSpec, impls, PXC_DEFAULT_IMPLS } from './impls.js';
 import { printKindCosts } from './kind-costs.js';
 import { locksmithSource } from './locksmith.js';
-import type { CellResult, ToParent, ToWorker } from './protocol.js';
+import { type CellResult, STAMP_FIELDS, type ToParent, type ToWorker } from './protocol.js';
 import { commandCalls, redisCpuUs } from './redis-stats.js';
 import { printRedlockTargets } from './redlock-targets.js';
 import { printSemaphoreTargets } from './semaphore-targets.js';
@@ -40,6 +46,8 @@ interface Config {
   /** Unmeasured run before each cell's window (JIT, connections, subscriptions). */
   warmupMs: number;
   clientCounts: number[];
+  /** The P × C cells: P processes × C acquirers each, on one key. */
+  pxc: { processes: number; acquirers: number }[];
   csMs: number[];
   only: RegExp | undefined;
   /** Run the implementations in reverse order (`--reverse`). */
@@ -52,13 +60,23 @@ interface Config {
 
 function parseArgs(argv: string[]): Config {
   const value = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-  const list = (name: string) => value(name)?.split(',').map(Number);
+  const none = (name: string) => value(name) === 'none' || value(name) === '';
+  const list = (name: string) => (none(name) ? [] : value(name)?.split(',').map(Number));
   const quick = argv.includes('--quick');
+  const pxc = (none('pxc') ? [] : (value('pxc')?.split(',') ?? (quick ? ['4x25'] : ['4x25', '2x50']))).map(
+    (cell) => {
+      const [processes, acquirers] = cell.split(/[x×]/).map(Number);
+      if (!Number.isInteger(processes) || !Number.isInteger(acquirers) || !processes || !acquirers)
+        throw new Error(`--pxc: ${cell} is not PxC (e.g. 4x25)`);
+      return { processes, acquirers };
+    },
+  );
   return {
     quick,
     durationMs: Number(value('duration-ms') ?? (quick ? 1_000 : 5_000)),
     warmupMs: Number(value('warmup-ms') ?? (quick ? 200 : 1_000)),
     clientCounts: list('clients') ?? (quick ? [1, 10] : [1, 2, 5, 10]),
+    pxc,
     csMs: list('cs-ms') ?? (quick ? [0] : [0, 1]),
     only: value('only') ? new RegExp(value('only') as string) : undefined,
     reverse: argv.includes('--reverse'),
@@ -128,7 +146,10 @@ export interface Cell {
   limit: number;
   /** Independent Redis servers it locks across (3: a Redlock cell). */
   servers: number;
+  /** Client processes. */
   clients: number;
+  /** Acquire loops per process, all on one lock object (1 in the N × 1 cells, C in the P × C cells). */
+  acquirersPerProcess: number;
   csMs: number;
   durationS: number;
   acquisitions: number;
@@ -139,13 +160,20 @@ export interface Cell {
   /** The same, by command (INFO commandstats), e.g. { evalsha: 2, get: 3, ... }. */
   redisCommandsByName: Record<string, number>;
   waitMs: { p50: number; p99: number; p999: number; max: number };
+  /** Share of acquisitions to the acquirer that held the lock just before. */
   sameHolderShare: number;
+  /** Share of acquisitions to the process that held the lock just before (= `sameHolderShare` in N × 1). */
+  sameProcessShare: number;
   overtakenShare: number;
+  /** Acquisitions per acquirer (per client in N × 1), fewest and most. */
   perClient: { min: number; max: number };
+  /** Jain's index over the acquirers' acquisitions. */
   jain: number;
+  /** Jain's index over the processes' acquisitions (= `jain` in N × 1). */
+  jainProcesses: number;
   errors: number;
   errorSamples: string[];
-  /** Clients still inside `acquire()` `STUCK_AFTER_MS` after the window ended. */
+  /** Acquirers (clients in N × 1) still inside `acquire()` `STUCK_AFTER_MS` after the window ended. */
   stuckClients: number;
   violations: number;
   /** CPU time per acquisition: all client processes together, and the Redis server, µs. */
@@ -161,6 +189,7 @@ async function runCell(
   admins: readonly Redis[],
   spec: ImplSpec,
   clients: number,
+  acquirers: number,
   csMs: number,
   durationMs: number,
   warmupMs: number,
@@ -168,7 +197,7 @@ async function runCell(
 ): Promise<Cell> {
   const used = workers.slice(0, clients);
   const key = `bench:${cellNo}:${spec.id}`;
-  for (const w of used) w.send({ type: 'prepare', implId: spec.id, key, csMs });
+  for (const w of used) w.send({ type: 'prepare', implId: spec.id, key, csMs, acquirers });
   for (const w of used) await w.next('ready');
   const warmFrom = Date.now() + 100;
   const startAt = warmFrom + warmupMs;
@@ -181,8 +210,9 @@ async function runCell(
   for (const admin of servers) await admin.config('RESETSTAT');
   const redisCpuBefore = await sumOver(servers, redisCpuUs);
   const jiffiesBefore = machineJiffies();
-  const results: CellResult[] = [];
-  for (const w of used) results.push((await w.next('result')).result);
+  // ... and end with it, as the workers' counters do: the acquisitions still under way at its end (up
+  // to one per acquirer, a hundred in a P × C cell) and any stuck caller's retries are not counted.
+  await sleep(Math.max(0, endAt - Date.now()));
   const commands: Record<string, number> = {};
   for (const admin of servers) {
     for (const [name, calls] of Object.entries(await commandCalls(admin))) {
@@ -192,24 +222,31 @@ async function runCell(
   const redisCpu = (await sumOver(servers, redisCpuUs)) - redisCpuBefore;
   const jiffiesAfter = machineJiffies();
   const busyShare = (jiffiesAfter.busy - jiffiesBefore.busy) / (jiffiesAfter.total - jiffiesBefore.total);
+  const results: CellResult[] = [];
+  for (const w of used) results.push((await w.next('result')).result);
 
+  // Acquirer a of process p is acquirer p × acquirers + a of the cell.
   const acquisitions: Acquisition[] = [];
-  results.forEach((r, client) => {
-    for (let i = 0; i < r.stamps.length; i += 3) {
+  const counts = new Array<number>(clients * acquirers).fill(0);
+  const processCounts = results.map((r) => r.stamps.length / STAMP_FIELDS);
+  results.forEach((r, process) => {
+    for (let i = 0; i < r.stamps.length; i += STAMP_FIELDS) {
+      const client = process * acquirers + (r.stamps[i] as number);
+      counts[client] = (counts[client] ?? 0) + 1;
       acquisitions.push({
         client,
-        calledAt: r.stamps[i] as number,
-        enteredAt: r.stamps[i + 1] as number,
-        leftAt: r.stamps[i + 2] as number,
+        process,
+        calledAt: r.stamps[i + 1] as number,
+        enteredAt: r.stamps[i + 2] as number,
+        leftAt: r.stamps[i + 3] as number,
       });
     }
   });
   const n = acquisitions.length;
   const durationS = durationMs / 1000;
   const waits = acquisitions.map((a) => (a.enteredAt - a.calledAt) / 1000).sort((a, b) => a - b);
-  const counts = results.map((r) => r.stamps.length / 3);
   const order = orderStats(acquisitions, spec.limit ?? 1);
-  const readWrite = spec.readWrite ? readWriteStats(acquisitions, results, durationMs / 1000) : undefined;
+  const readWrite = spec.readWrite ? readWriteStats(acquisitions, results, durationS) : undefined;
   const sum = (f: (r: CellResult) => number) => results.reduce((a, r) => a + f(r), 0);
   return {
     impl: spec.id,
@@ -219,6 +256,7 @@ async function runCell(
     limit: spec.limit ?? 1,
     servers: spec.servers ?? 1,
     clients,
+    acquirersPerProcess: acquirers,
     csMs,
     durationS,
     acquisitions: n,
@@ -236,12 +274,14 @@ async function runCell(
       max: waits.at(-1) ?? Number.NaN,
     },
     sameHolderShare: order.sameHolderShare,
+    sameProcessShare: order.sameProcessShare,
     overtakenShare: order.overtakenShare,
     perClient: { min: Math.min(...counts), max: Math.max(...counts) },
     jain: jainIndex(counts),
+    jainProcesses: jainIndex(processCounts),
     errors: sum((r) => r.errors),
     errorSamples: results.flatMap((r) => r.errorSamples).slice(0, 3),
-    stuckClients: results.filter((r) => r.stuck).length,
+    stuckClients: sum((r) => r.stuckAcquirers),
     violations: order.violations + (readWrite?.writerOverlaps ?? 0),
     ...(readWrite ? { readWrite } : {}),
     cpuUsPerAcquisition: { clients: sum((r) => r.cpuUs) / n, redis: redisCpu / n },
@@ -261,7 +301,7 @@ function readWriteStats(
   results: readonly CellResult[],
   durationS: number,
 ) {
-  const isWriter = (a: Acquisition) => results[a.client]?.role === 'write';
+  const isWriter = (a: Acquisition) => results[a.process ?? a.client]?.role === 'write';
   const writes = acquisitions.filter(isWriter);
   const writerOverlaps = writes.filter((w) =>
     acquisitions.some((o) => o !== w && o.enteredAt < w.leftAt && w.enteredAt < o.leftAt),
@@ -348,7 +388,7 @@ async function main(): Promise<void> {
   }
   const redlockUrls = extraServers.length > 0 ? [url, ...extraServers.map((s) => s.url)] : [];
   const admins = [admin, ...extraServers.map((s) => new Redis(s.url))];
-  const maxClients = Math.max(...config.clientCounts);
+  const maxClients = Math.max(1, ...config.clientCounts, ...config.pxc.map((c) => c.processes));
   const workers = Array.from({ length: maxClients }, () =>
     spawnWorker(url as string, redlockUrls, config.cpuProfDir),
   );
@@ -372,7 +412,7 @@ async function main(): Promise<void> {
 
     const cells: Cell[] = [];
     let cellNo = 0;
-    for (const spec of selected.filter((s) => !s.uncontendedOnly)) {
+    for (const spec of selected.filter((s) => !s.uncontendedOnly && !s.pxcOnly)) {
       for (const csMs of config.csMs) {
         for (const clients of config.clientCounts) {
           cellNo += 1;
@@ -381,6 +421,7 @@ async function main(): Promise<void> {
             admins,
             spec,
             clients,
+            1,
             csMs,
             config.durationMs,
             config.warmupMs,
@@ -398,6 +439,36 @@ async function main(): Promise<void> {
       }
     }
 
+    // P × C: P processes, C acquire loops each, one key.
+    const pxcCells: Cell[] = [];
+    const pxcImpls = selected.filter(
+      (s) => !s.uncontendedOnly && !s.readWrite && (config.only ? true : PXC_DEFAULT_IMPLS.has(s.id)),
+    );
+    for (const spec of pxcImpls) {
+      for (const csMs of config.csMs) {
+        for (const { processes, acquirers } of config.pxc) {
+          cellNo += 1;
+          const cell = await runCell(
+            workers,
+            admins,
+            spec,
+            processes,
+            acquirers,
+            csMs,
+            config.durationMs,
+            config.warmupMs,
+            cellNo,
+          );
+          pxcCells.push(cell);
+          console.log(
+            `  ${spec.id.padEnd(36)} ${processes}×${acquirers}, cs ${csMs} ms: ${fmt(cell.acquisitionsPerS)} acq/s, ` +
+              `${fmt(cell.roundTripsPerAcquisition, 2)} rt/acq, p99 ${fmt(cell.waitMs.p99, 2)} ms, Jain ${fmt(cell.jain, 3)}/${fmt(cell.jainProcesses, 3)}, ` +
+              `errors ${cell.errors}, stuck ${cell.stuckClients}, violations ${cell.violations}`,
+          );
+        }
+      }
+    }
+
     // Uncontended: one process, 1,000 independent keys, each with its own acquire/release loop.
     const multiKey: {
       impl: string;
@@ -407,9 +478,15 @@ async function main(): Promise<void> {
       errors: number;
     }[] = [];
     // Not the Redlock cells (their 1,000 keys would be spread over three servers), nor read-write ones.
+    // Skipped with --clients=none (a run of the P × C cells alone).
     const multiKeyImpls = selected.filter(
       (s) =>
-        !s.tuned && (s.servers ?? 1) === 1 && !s.readWrite && (!config.quick || s.family === 'locksmith'),
+        config.clientCounts.length > 0 &&
+        !s.tuned &&
+        !s.pxcOnly &&
+        (s.servers ?? 1) === 1 &&
+        !s.readWrite &&
+        (!config.quick || s.family === 'locksmith'),
     );
     for (const spec of multiKeyImpls) {
       const w = workers[0] as Worker;
@@ -430,9 +507,11 @@ async function main(): Promise<void> {
       });
     }
     await admin.script('LOAD', scripts.handOffAcquire.source);
-    const evalshaCeiling = redisBenchmark(target, config.benchmarkRequests);
+    const evalshaCeiling =
+      config.clientCounts.length > 0 ? redisBenchmark(target, config.benchmarkRequests) : undefined;
 
-    printReport(cells, multiKey, evalshaCeiling, config);
+    if (cells.length > 0) printReport(cells, multiKey, evalshaCeiling, config);
+    printPxc(pxcCells);
     const file = join(
       here,
       'results',
@@ -441,7 +520,7 @@ async function main(): Promise<void> {
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(
       file,
-      `${JSON.stringify({ startedAt: new Date(startedAt).toISOString(), config: { ...config, only: config.only?.source }, machine, cells, multiKey, evalshaCeiling }, null, 2)}\n`,
+      `${JSON.stringify({ startedAt: new Date(startedAt).toISOString(), config: { ...config, only: config.only?.source }, machine, cells, pxcCells, multiKey, evalshaCeiling }, null, 2)}\n`,
     );
     console.log(`\nJSON: ${file}\nTotal time ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
   } finally {
@@ -565,6 +644,63 @@ function printReport(
   );
   printRedlockTargets(cells, fmt);
   printKindCosts(cells, multiKey, fmt);
+}
+
+/**
+ * The P × C cells (issue #23): P processes × C acquirers on one key. Fairness over the acquirers and
+ * over the processes, and the share of acquisitions to the previous holder's acquirer and process: a
+ * lock that batches a process's acquirers behind one Redis waiter keeps the lock in the process
+ * (high "same proc.") while staying fair between processes (Jain over processes near 1).
+ */
+function printPxc(cells: Cell[]): void {
+  if (cells.length === 0) return;
+  console.log(
+    '\nP × C: P processes × C concurrent acquirers each, one key (wait = time in acquire(), ms; Jain over acquirers and over processes; ' +
+      'same acq./proc. = share to the acquirer / process that held it just before; calls = client round trips to Redis, cmds = Redis commands, per acquisition)',
+  );
+  console.log(
+    table(
+      [
+        'implementation',
+        'P×C',
+        'cs ms',
+        'acq/s',
+        'p50',
+        'p99',
+        'max',
+        'Jain acq.',
+        'Jain proc.',
+        'same acq.',
+        'same proc.',
+        'calls/acq',
+        'cmds/acq',
+        'errors',
+        'stuck',
+        'viol.',
+      ],
+      cells.map((c) => [
+        c.impl,
+        `${c.clients}×${c.acquirersPerProcess}`,
+        String(c.csMs),
+        fmt(c.acquisitionsPerS),
+        fmt(c.waitMs.p50, 2),
+        fmt(c.waitMs.p99, 2),
+        fmt(c.waitMs.max, 1),
+        fmt(c.jain, 3),
+        fmt(c.jainProcesses, 3),
+        pct(c.sameHolderShare),
+        pct(c.sameProcessShare),
+        fmt(c.roundTripsPerAcquisition, 2),
+        fmt(c.redisCommandsPerAcquisition, 1),
+        String(c.errors),
+        String(c.stuckClients),
+        String(c.violations),
+      ]),
+    ),
+  );
+  const errorCells = cells.filter((c) => c.errors > 0 && c.errorSamples.length > 0);
+  for (const c of errorCells)
+    console.log(`  errors of ${c.impl} ${c.clients}×${c.acquirersPerProcess}: ${c.errorSamples[0]}`);
 }
 
 /** Redis commands per acquisition by command, for Locksmith and the reference, at the top client count. */

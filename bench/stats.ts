@@ -1,7 +1,10 @@
 /** Pure summaries of one benchmark cell (unit-free helpers, no I/O). */
 
 export interface Acquisition {
+  /** The acquirer (a loop): one per process in the N × 1 cells, C per process in the P × C cells. */
   readonly client: number;
+  /** The acquirer's process (default: `client`, one acquirer per process). */
+  readonly process?: number;
   readonly calledAt: number;
   readonly enteredAt: number;
   readonly leftAt: number;
@@ -24,8 +27,10 @@ export function jainIndex(counts: readonly number[]): number {
 export interface OrderStats {
   /** Critical sections that began while `limit` others (1 for a lock) had not ended. */
   readonly violations: number;
-  /** Share of acquisitions that went to the client that held the lock just before. */
+  /** Share of acquisitions that went to the acquirer that held the lock just before. */
   readonly sameHolderShare: number;
+  /** Share of acquisitions that went to the process that held the lock just before (any of its acquirers). */
+  readonly sameProcessShare: number;
   /** Share of acquisitions granted after a later caller had already been granted. */
   readonly overtakenShare: number;
 }
@@ -34,6 +39,7 @@ export function orderStats(acquisitions: readonly Acquisition[], limit = 1): Ord
   const byEntry = [...acquisitions].sort((a, b) => a.enteredAt - b.enteredAt);
   let violations = 0;
   let same = 0;
+  let sameProcess = 0;
   let overtaken = 0;
   /** Exits of the critical sections entered so far that may still be running. */
   let inside: number[] = [];
@@ -42,7 +48,9 @@ export function orderStats(acquisitions: readonly Acquisition[], limit = 1): Ord
     inside = inside.filter((leftAt) => leftAt > a.enteredAt);
     if (inside.length >= limit) violations += 1;
     inside.push(a.leftAt);
-    if (i > 0 && byEntry[i - 1]?.client === a.client) same += 1;
+    const previous = byEntry[i - 1];
+    if (previous && previous.client === a.client) same += 1;
+    if (previous && (previous.process ?? previous.client) === (a.process ?? a.client)) sameProcess += 1;
     if (latestCall > a.calledAt) overtaken += 1;
     latestCall = Math.max(latestCall, a.calledAt);
   });
@@ -50,6 +58,7 @@ export function orderStats(acquisitions: readonly Acquisition[], limit = 1): Ord
   return {
     violations,
     sameHolderShare: n > 1 ? same / (n - 1) : Number.NaN,
+    sameProcessShare: n > 1 ? sameProcess / (n - 1) : Number.NaN,
     overtakenShare: n > 0 ? overtaken / n : Number.NaN,
   };
 }

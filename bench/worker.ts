@@ -1,7 +1,8 @@
 /**
  * One benchmark client: its own process, its own connections. The parent sends a cell to run; the
- * worker builds the lock, says it is ready, waits for the common start instant, then acquires and
- * releases in a loop until the end instant and reports what it saw.
+ * worker builds the lock (one object per process, as its implementation creates it), says it is
+ * ready, waits for the common start instant, then acquires and releases in a loop (in a P × C cell,
+ * C loops at once on that one object) until the end instant and reports what it saw.
  *
  * Critical sections are stamped with `process.hrtime` (CLOCK_MONOTONIC, one clock for every process
  * on the machine), so the parent can check that no two of them overlapped: a correct lock grants the
@@ -66,7 +67,7 @@ async function settleAbandoned(): Promise<void> {
     console.error(`bench worker ${process.pid}: a stuck call still runs after ${ABANDONED_WAIT_MS} ms`);
 }
 
-let prepared: { spec: ImplSpec; lock: LockUnderTest; csMs: number } | undefined;
+let prepared: { spec: ImplSpec; lock: LockUnderTest; csMs: number; acquirers: number } | undefined;
 
 function specFor(id: string): ImplSpec {
   const spec = impls.find((s) => s.id === id);
@@ -88,80 +89,102 @@ function startCounting(spec: ImplSpec): { tries: () => number } {
 
 async function runContended(warmFrom: number, startAt: number, endAt: number): Promise<CellResult> {
   if (!prepared) throw new Error('no cell prepared');
-  const { spec, lock, csMs } = prepared;
+  const { spec, lock, csMs, acquirers } = prepared;
   await sleep(Math.max(0, warmFrom - Date.now()));
   // One timer for the whole cell (not one per call, which every cell would pay for): a call still
   // waiting when it fires, `STUCK_AFTER_MS` after the window, is stuck. Warm-up calls count too: a
-  // client stuck there never reaches the window.
+  // loop stuck there never reaches the window.
   const stuckTimer = sleep(Math.max(0, endAt + STUCK_AFTER_MS - Date.now())).then((): typeof STUCK => STUCK);
-  let stuck = false;
-  /** The call's release, or undefined when the client is stuck in it (then released if it returns). */
-  const acquireUnlessStuck = async (): Promise<Release | undefined> => {
-    const acquiring = lock.acquire();
-    const first = await Promise.race([acquiring, stuckTimer]);
-    if (first !== STUCK) return first;
-    stuck = true;
-    abandoned.push(
-      acquiring.then(
-        (late) => late().catch(() => {}),
-        () => {},
-      ),
-    );
-    return undefined;
-  };
-  // Warm-up: the same loop, unmeasured, so every implementation is measured with its code compiled
-  // and its connections and subscriptions set up (a cold first cell cost the larger code paths most).
-  while (Date.now() < startAt && !stuck) {
-    try {
-      const release = await acquireUnlessStuck();
-      if (!release) break;
-      if (csMs > 0) await sleep(csMs);
-      await release();
-    } catch {
-      // Errors are counted in the measured window only.
-    }
-  }
-  const counted = startCounting(spec);
-  const profiler = await startProfiler();
-  const cpuAtStart = process.cpuUsage();
-  const triesBefore = lock.tries?.() ?? 0;
+  let stuckAcquirers = 0;
   const stamps: number[] = [];
   let errors = 0;
   const errorSamples: string[] = [];
-  while (Date.now() < endAt && !stuck) {
-    const calledAt = nowUs();
-    let release: Release;
-    try {
-      const acquired = await acquireUnlessStuck();
-      if (!acquired) break;
-      release = acquired;
-    } catch (error) {
-      errors += 1;
-      if (errorSamples.length < 3) errorSamples.push(String((error as Error)?.message ?? error));
-      continue;
+  const sample = (text: string) => {
+    if (errorSamples.length < 3) errorSamples.push(text);
+  };
+  // The process's counters (round trips, tries, CPU, the profile) cover exactly the window, from
+  // `startAt` to `endAt`, whichever acquisitions are under way at either instant; the acquisitions
+  // counted are those that entered their critical section within it.
+  let profiler: Awaited<ReturnType<typeof startProfiler>>;
+  const windowCounters = (async () => {
+    await sleep(Math.max(0, startAt - Date.now()));
+    const counted = startCounting(spec);
+    profiler = await startProfiler();
+    const cpuAtStart = process.cpuUsage();
+    const triesBefore = lock.tries?.() ?? 0;
+    await sleep(Math.max(0, endAt - Date.now()));
+    const cpu = process.cpuUsage(cpuAtStart);
+    const counters = {
+      cpuUs: cpu.user + cpu.system,
+      tries: lock.tries ? lock.tries() - triesBefore : counted.tries(),
+      roundTrips: counter.roundTrips,
+    };
+    counter.onCommand = undefined;
+    return counters;
+  })();
+  /**
+   * One acquirer: acquire, critical section, release, until the window ends (the time before
+   * `startAt` is its warm-up: the same loop, unmeasured, so every implementation is measured with its
+   * code compiled and its connections and subscriptions set up).
+   */
+  const acquireLoop = async (acquirer: number): Promise<void> => {
+    let stuck = false;
+    /** The call's release, or undefined when the loop is stuck in it (then released if it returns). */
+    const acquireUnlessStuck = async (): Promise<Release | undefined> => {
+      const acquiring = lock.acquire();
+      const first = await Promise.race([acquiring, stuckTimer]);
+      if (first !== STUCK) return first;
+      stuck = true;
+      stuckAcquirers += 1;
+      abandoned.push(
+        acquiring.then(
+          (late) => late().catch(() => {}),
+          () => {},
+        ),
+      );
+      return undefined;
+    };
+    while (Date.now() < endAt && !stuck) {
+      const calledAt = nowUs();
+      let release: Release;
+      try {
+        const acquired = await acquireUnlessStuck();
+        if (!acquired) break;
+        release = acquired;
+      } catch (error) {
+        // Errors are counted from the window's start (not in the warm-up).
+        if (Date.now() >= startAt) {
+          errors += 1;
+          sample(String((error as Error)?.message ?? error));
+        }
+        // A call that fails at once must not keep the event loop (and the other loops' timers) busy.
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
+      const enteredAt = nowUs();
+      const now = Date.now();
+      const inWindow = now >= startAt && now < endAt;
+      if (csMs > 0) await sleep(csMs);
+      const leftAt = nowUs();
+      try {
+        await release();
+      } catch (error) {
+        if (Date.now() >= startAt) {
+          errors += 1;
+          sample(`release: ${String((error as Error)?.message ?? error)}`);
+        }
+      }
+      if (inWindow) stamps.push(acquirer, calledAt, enteredAt, leftAt);
     }
-    const enteredAt = nowUs();
-    const inWindow = Date.now() < endAt;
-    if (csMs > 0) await sleep(csMs);
-    const leftAt = nowUs();
-    try {
-      await release();
-    } catch (error) {
-      errors += 1;
-      if (errorSamples.length < 3)
-        errorSamples.push(`release: ${String((error as Error)?.message ?? error)}`);
-    }
-    if (inWindow) stamps.push(calledAt, enteredAt, leftAt);
-  }
-  counter.onCommand = undefined;
-  const cpu = process.cpuUsage(cpuAtStart);
+  };
+  await Promise.all(Array.from({ length: acquirers }, (_, i) => acquireLoop(i)));
+  const counters = await windowCounters;
   await profiler?.stop(`${spec.id}-${process.pid}-${startAt}`);
   return {
     stamps,
-    cpuUs: cpu.user + cpu.system,
-    stuck,
-    tries: lock.tries ? lock.tries() - triesBefore : counted.tries(),
-    roundTrips: counter.roundTrips,
+    acquirers,
+    ...counters,
+    stuckAcquirers,
     errors,
     errorSamples,
     role: lock.role?.(),
@@ -223,7 +246,12 @@ process.on('message', (message: ToWorker) => {
         case 'prepare': {
           await settleAbandoned();
           const spec = specFor(message.implId);
-          prepared = { spec, lock: spec.create(clients, message.key), csMs: message.csMs };
+          prepared = {
+            spec,
+            lock: spec.create(clients, message.key),
+            csMs: message.csMs,
+            acquirers: message.acquirers,
+          };
           send({ type: 'ready' });
           break;
         }
