@@ -16,6 +16,12 @@ export interface BatchBackend extends LockBackend {
   reserveFences(token: string, ttlMs: number, count: number): Promise<number>;
 }
 
+/** How long one run may go on: holds in a row, and milliseconds since its grant from Redis. */
+export interface BatchBounds {
+  readonly holds: number;
+  readonly ms: number;
+}
+
 /** A caller of this process queued behind the process's own holder. */
 interface LocalWaiter {
   readonly plan: Plan;
@@ -46,14 +52,19 @@ class Run {
   /** The turn holding now (undefined while a reservation for the next is in flight). */
   turn: Turn | undefined;
 
+  /** When the run began (its grant's send, monotonic): it passes on for at most `bounds.ms` after. */
+  readonly startedAt: number;
+
   constructor(
     readonly name: string,
     readonly token: string,
-    readonly maxHolds: number,
+    readonly bounds: BatchBounds,
     readonly clock: Clock,
     readonly driftFactor: number,
     public anchor: Anchor,
-  ) {}
+  ) {
+    this.startedAt = anchor.mono;
+  }
 
   /** Validity left of the process's Redis lease, as a lease granted at the anchor counts it. */
   validityLeftMs(): number {
@@ -129,8 +140,8 @@ export function localBatchFor(scope: object, key: string, backend: BatchBackend)
 /**
  * One lock's callers in one process (on one client): one of them at a time asks Redis; the others
  * queue here in arrival order, and the lock the process holds in Redis is passed among them without
- * a round trip, up to `maxHolds` holds in a row (the option of the call that got it from Redis),
- * then released in Redis, where another process's waiter gets it first.
+ * a round trip, up to `bounds` (holds in a row, and time since the run's grant: the options of the
+ * call that got it from Redis), then released in Redis, where another process's waiter gets it first.
  *
  * Each local holder gets its own lease: the process's Redis token; its own fencing token, reserved
  * in Redis (above every earlier holder's in any process, below every later one's); validity no
@@ -164,7 +175,7 @@ export class LocalBatch {
    * The lease of `plan`'s call: passed on inside the process when one of its callers holds the
    * lock or asks Redis for it, else from Redis by `viaRedis`.
    */
-  async acquire(plan: Plan, maxHolds: number, viaRedis: () => Promise<Won>): Promise<Lease> {
+  async acquire(plan: Plan, bounds: BatchBounds, viaRedis: () => Promise<Won>): Promise<Lease> {
     if (this.run || this.askingRedis > 0) {
       const lease = await this.queue(plan);
       if (lease) return lease;
@@ -180,17 +191,17 @@ export class LocalBatch {
       throw error;
     }
     this.askingRedis -= 1;
-    return this.hold(plan, won, maxHolds);
+    return this.hold(plan, won, bounds);
   }
 
   /** The lease of a grant from Redis (an acquire's, a try's): the first hold of a new run. */
-  hold(plan: Plan, won: Won, maxHolds: number): Lease {
+  hold(plan: Plan, won: Won, bounds: BatchBounds): Lease {
     const { grant } = won;
     const { clock, driftFactor, ttlMs } = plan.options;
     const anchor = { mono: grant.sentAt, wall: grant.sentAtWall, ttlMs };
     // A run still here is one whose lease Redis no longer holds (it expired unreleased): this
     // grant proves it, so it ends now.
-    const run = new Run(plan.name, plan.token, maxHolds, clock, driftFactor, anchor);
+    const run = new Run(plan.name, plan.token, bounds, clock, driftFactor, anchor);
     this.run = run;
     return this.grantTurn(run, plan, won);
   }
@@ -250,7 +261,8 @@ export class LocalBatch {
    */
   private passOn(run: Run): boolean {
     const waiter = this.waiters[0];
-    if (!waiter || run.lost || run.holds >= run.maxHolds) return false;
+    if (!waiter || run.lost || run.holds >= run.bounds.holds) return false;
+    if (run.clock.now() - run.startedAt >= run.bounds.ms) return false;
     const left = run.validityLeftMs();
     if (left <= 0) return false;
     this.waiters.shift();
@@ -279,7 +291,7 @@ export class LocalBatch {
    */
   private async reserveThenGrant(run: Run, waiter: LocalWaiter): Promise<void> {
     const { ttlMs, replyTimeoutMs } = waiter.plan.options;
-    const count = run.maxHolds - run.holds + 1;
+    const count = run.bounds.holds - run.holds + 1;
     const sent = instantOf(run.clock);
     const reply = await settleBefore(
       this.backend.reserveFences(run.token, ttlMs, count),

@@ -1,4 +1,4 @@
-import type { LocalBatch } from '../batching/local-batch.js';
+import type { BatchBounds, LocalBatch } from '../batching/local-batch.js';
 import { LockLostError } from '../errors.js';
 import { emitLockEvent, lockEventsObserved } from '../events.js';
 import { inspectCustom } from '../inspect.js';
@@ -82,10 +82,10 @@ export abstract class LockShell<
 
   /**
    * @internal The process's batch of this lock's callers (see `LocalBatch`) that `plan`'s call joins,
-   * and how many holds in a row it may pass the lock on for; undefined (the default): the call
+   * and for how long (holds, ms) it may pass the lock on; undefined (the default): the call
    * deals with Redis alone.
    */
-  protected localBatch(_plan: Plan<Options>): { batch: LocalBatch; maxHolds: number } | undefined {
+  protected localBatch(_plan: Plan<Options>): { batch: LocalBatch; bounds: BatchBounds } | undefined {
     return undefined;
   }
 
@@ -120,7 +120,7 @@ export abstract class LockShell<
     const batched = this.localBatch(plan);
     const viaRedis = () => acquireWithWaiting(plan, this.planAttempts(plan), this.backend);
     const lease = batched
-      ? await batched.batch.acquire(plan, batched.maxHolds, viaRedis)
+      ? await batched.batch.acquire(plan, batched.bounds, viaRedis)
       : Lease.grant(plan, await viaRedis(), this.backend);
     if (startedAt !== undefined) this.reportAcquired(plan, lease, startedAt);
     return lease;
@@ -148,7 +148,7 @@ export abstract class LockShell<
     const won = { grant, attempts: 1 };
     const batched = this.localBatch(plan);
     const lease = batched
-      ? batched.batch.hold(plan, won, batched.maxHolds)
+      ? batched.batch.hold(plan, won, batched.bounds)
       : Lease.grant(plan, won, this.backend);
     if (startedAt !== undefined) this.reportAcquired(plan, lease, startedAt);
     return lease;

@@ -1,10 +1,15 @@
 import type { RedisClient } from '../adapters/client-types.js';
-import { type BatchBackend, type LocalBatch, localBatchFor } from '../batching/local-batch.js';
+import {
+  type BatchBackend,
+  type BatchBounds,
+  type LocalBatch,
+  localBatchFor,
+} from '../batching/local-batch.js';
 import { type Checks, defaultLockOptions, type LockOptions, lockChecks, resolveOptions } from '../options.js';
 import type { Plan } from '../plan.js';
 import { handOffInspect } from '../protocol/hand-off.js';
 import type { LockState } from '../protocol/lock-state.js';
-import { checkCount } from '../validation.js';
+import { checkCount, checkMs } from '../validation.js';
 import { BARGING_WAITER_TTL_MS, HandOffLock } from './hand-off-lock.js';
 
 /** How a Mutex behaves: every lock's options, plus how long its process may keep it among its own callers. */
@@ -15,19 +20,28 @@ export interface MutexOptions extends LockOptions {
    * process's waiter gets it first. Its callers queue locally behind one waiter in Redis; each
    * local holder gets its own lease and fencing token. `1` turns it off: every call deals with Redis
    * alone. Calls with a finite `retries` or `retryDelayMs`, or `wakeOnRelease: false`, never join.
-   * @default 16
+   * @default 256
    */
   maxLocalHolds: number;
+  /**
+   * How long, in milliseconds from the process's grant in Redis, it may go on passing the lock
+   * among its own callers (the other bound of `maxLocalHolds`): a waiter of another process waits
+   * for at most this, plus one critical section and a hand-off, per process ahead of it.
+   * @default 10
+   */
+  maxLocalBatchMs: number;
 }
 
 export const defaultMutexOptions: Readonly<MutexOptions> = Object.freeze({
   ...defaultLockOptions,
-  maxLocalHolds: 16,
+  maxLocalHolds: 256,
+  maxLocalBatchMs: 10,
 });
 
 export const mutexChecks: Checks<MutexOptions> = {
   ...lockChecks,
   maxLocalHolds: (n, v) => checkCount(n, v, { min: 1 }),
+  maxLocalBatchMs: (n, v) => checkMs(n, v, { allowZero: true }),
 };
 
 /** Checks a Mutex's options and merges them over the defaults into a new frozen object. */
@@ -66,12 +80,15 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
   /** @internal A waiting call joins its process's batch unless it asked for its own pace of attempts. */
   protected override localBatch(
     plan: Plan<MutexOptions>,
-  ): { batch: LocalBatch; maxHolds: number } | undefined {
-    const { maxLocalHolds, retries, retryDelayMs, wakeOnRelease } = plan.options;
+  ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
+    const { maxLocalHolds, maxLocalBatchMs, retries, retryDelayMs, wakeOnRelease } = plan.options;
     if (maxLocalHolds <= 1 || !wakeOnRelease || Number.isFinite(retries) || Number.isFinite(retryDelayMs)) {
       return undefined;
     }
-    return { batch: localBatchFor(this.context, this.keys.lock, this.batchBackend), maxHolds: maxLocalHolds };
+    return {
+      batch: localBatchFor(this.context, this.keys.lock, this.batchBackend),
+      bounds: { holds: maxLocalHolds, ms: maxLocalBatchMs },
+    };
   }
 
   /** @internal A waiter renews its entry once a minute (the Mutex has no `waiterTtlMs` option). */

@@ -13,6 +13,8 @@ import { abortedWith, nameMaker, redisForSuite, until } from '../fixtures/helper
 import { ownerTokenOf } from '../fixtures/lock-value.js';
 
 const name = nameMaker('batch');
+/** Runs bounded by holds alone: a busy machine must not end them early by time. */
+const untimed = { maxLocalBatchMs: 60_000 };
 const kind = clientKinds[0] as (typeof clientKinds)[number];
 
 /** Runs `callers` loops of `rounds` holds each on `locks` (one per loop, or shared), recording grants in order. */
@@ -53,9 +55,17 @@ function assertIncreasing(tokens: readonly number[]): void {
 
 describe(`a Mutex's callers in one process share its lease in Redis (${kind.name})`, () => {
   const redis = redisForSuite(kind);
+  // Queued in Redis and listening: a hand-off before it listens would skip it as gone (the Mutex).
+  const otherClientWaits = (lockName: string) =>
+    until(async () => {
+      const channels = (await redis.a.command('PUBSUB', 'CHANNELS', `*{${lockName}}*`)) as unknown[];
+      return (
+        channels.length > 0 && Number(await redis.a.command('LLEN', `locksmith:{${lockName}}:queue`)) > 0
+      );
+    }, 'the other client waits in Redis');
 
   test('concurrent callers on one client: one holder at a time, tokens rising in grant order, under one Redis call per hold', async () => {
-    const lock = new Mutex(redis.a.client, name());
+    const lock = new Mutex(redis.a.client, name(), untimed);
     await resetStats(redis.server);
     const grants = await contend(() => lock, 20, 10);
     const scripts = await scriptCalls(redis.server);
@@ -69,7 +79,7 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
   test('one lock object per call joins the same batch', async () => {
     const lockName = name();
     await resetStats(redis.server);
-    const grants = await contend(() => new Mutex(redis.a.client, lockName), 10, 10);
+    const grants = await contend(() => new Mutex(redis.a.client, lockName, untimed), 10, 10);
     const calls = await commandCalls(redis.server);
     assertIncreasing(grants);
     assert.ok((calls.evalsha ?? 0) < 100, JSON.stringify(calls));
@@ -99,7 +109,7 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
   });
 
   test("a local holder's validity never exceeds what is left of the process's lease in Redis", async () => {
-    const lock = new Mutex(redis.a.client, name(), { ttlMs: 2_000 });
+    const lock = new Mutex(redis.a.client, name(), { ttlMs: 2_000, ...untimed });
     let passedOn = 0;
     let firstToken: string | undefined;
     await contend(
@@ -118,7 +128,7 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
     assert.ok(passedOn > 0, 'some holds were passed on inside the process');
     // And with a lease that is not extended: a waiter queued behind a holder whose validity is
     // nearly spent gets a lease no longer than what Redis has left.
-    const short = new Mutex(redis.a.client, name(), { ttlMs: 600, autoExtend: false });
+    const short = new Mutex(redis.a.client, name(), { ttlMs: 600, autoExtend: false, ...untimed });
     const first = await short.acquire();
     const second = short.acquire({ ttlMs: 600, autoExtend: false });
     await until(async () => first.remainingMs < 400, 'the first holder used some of its lease');
@@ -161,7 +171,7 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
   });
 
   test('a local waiter times out, or leaves on its signal, and the run goes on without it', async () => {
-    const lock = new Mutex(redis.a.client, name());
+    const lock = new Mutex(redis.a.client, name(), untimed);
     const held = await lock.acquire();
     await assert.rejects(lock.acquire({ timeoutMs: 50 }), LockTimeoutError);
     const controller = new AbortController();
@@ -178,15 +188,12 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
 
   test('after maxLocalHolds holds the process releases in Redis, and a waiter of another client gets it first', async () => {
     const lockName = name();
-    const a = new Mutex(redis.a.client, lockName, { maxLocalHolds: 3 });
+    const a = new Mutex(redis.a.client, lockName, { maxLocalHolds: 3, ...untimed });
     const b = new Mutex(redis.b.client, lockName);
     const first = await a.acquire();
     const localWaiters = Array.from({ length: 4 }, () => a.acquire());
     const other = b.acquire();
-    await until(
-      async () => Number(await redis.a.command('LLEN', a.keys.queue)) > 0,
-      'the other client queued',
-    );
+    await otherClientWaits(lockName);
     const order: string[] = [];
     await first.release();
     for (const [i, waiting] of localWaiters.slice(0, 2).entries()) {
@@ -201,5 +208,31 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
     await theirs.release();
     for (const waiting of localWaiters.slice(2)) await (await waiting).release();
     assert.deepEqual(order, ['a0', 'a1', 'b']);
+  });
+
+  test('after maxLocalBatchMs since its grant the process releases in Redis, however many holds are left', async () => {
+    // The monotonic clock, moved ahead by hand: the run's time runs out when the test says so.
+    let skewMs = 0;
+    const clock = { now: () => performance.now() + skewMs };
+    const lockName = name();
+    const a = new Mutex(redis.a.client, lockName, { clock, maxLocalBatchMs: 5_000 });
+    const b = new Mutex(redis.b.client, lockName);
+    const first = await a.acquire();
+    const passed = a.acquire();
+    await first.release();
+    const second = await passed;
+    assert.equal(second.token, first.token, 'passed on within the bound');
+    const local = a.acquire();
+    const other = b.acquire();
+    await otherClientWaits(lockName);
+    skewMs += 5_000;
+    await second.release();
+    const theirs = await other;
+    assert.notEqual(theirs.token, first.token, "the other client's waiter got it from Redis");
+    await theirs.release();
+    const mine = await local;
+    assert.ok(mine.fencingToken > theirs.fencingToken);
+    assert.notEqual(mine.token, first.token, 'a new run, with a new lease in Redis');
+    await mine.release();
   });
 });
