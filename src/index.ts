@@ -4,6 +4,7 @@ export type {
   NodeRedisEvalOptions,
   RedisClient,
 } from './adapters/client-types.js';
+export type { LocalBatchOptions } from './batching/batch-options.js';
 export type { Clock } from './clock.js';
 export { monotonicClock } from './clock.js';
 export { RedisExpLock, type RedisExpLockOptions } from './compat/redis-exp-lock.js';

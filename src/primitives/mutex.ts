@@ -1,5 +1,11 @@
 import type { RedisClient } from '../adapters/client-types.js';
 import {
+  batchBounds,
+  defaultLocalBatchOptions,
+  type LocalBatchOptions,
+  localBatchChecks,
+} from '../batching/batch-options.js';
+import {
   type BatchBackend,
   type BatchBounds,
   type LocalBatch,
@@ -9,40 +15,17 @@ import { type Checks, defaultLockOptions, type LockOptions, lockChecks, resolveO
 import type { Plan } from '../plan.js';
 import { handOffInspect } from '../protocol/hand-off.js';
 import type { LockState } from '../protocol/lock-state.js';
-import { checkCount, checkMs } from '../validation.js';
 import { BARGING_WAITER_TTL_MS, HandOffLock } from './hand-off-lock.js';
 
 /** How a Mutex behaves: every lock's options, plus how long its process may keep it among its own callers. */
-export interface MutexOptions extends LockOptions {
-  /**
-   * How many holds in a row this process may pass the lock on among its own callers (concurrent
-   * `acquire()` calls on the same client and name) before releasing it in Redis, where another
-   * process's waiter gets it first. Its callers queue locally behind one waiter in Redis; each
-   * local holder gets its own lease and fencing token. `1` turns it off: every call deals with Redis
-   * alone. Calls with a finite `retries` or `retryDelayMs`, or `wakeOnRelease: false`, never join.
-   * @default 256
-   */
-  maxLocalHolds: number;
-  /**
-   * How long, in milliseconds from the process's grant in Redis, it may go on passing the lock
-   * among its own callers (the other bound of `maxLocalHolds`): a waiter of another process waits
-   * for at most this, plus one critical section and a hand-off, per process ahead of it.
-   * @default 10
-   */
-  maxLocalBatchMs: number;
-}
+export interface MutexOptions extends LockOptions, LocalBatchOptions {}
 
 export const defaultMutexOptions: Readonly<MutexOptions> = Object.freeze({
   ...defaultLockOptions,
-  maxLocalHolds: 256,
-  maxLocalBatchMs: 10,
+  ...defaultLocalBatchOptions,
 });
 
-export const mutexChecks: Checks<MutexOptions> = {
-  ...lockChecks,
-  maxLocalHolds: (n, v) => checkCount(n, v, { min: 1 }),
-  maxLocalBatchMs: (n, v) => checkMs(n, v, { allowZero: true }),
-};
+export const mutexChecks: Checks<MutexOptions> = { ...lockChecks, ...localBatchChecks };
 
 /** Checks a Mutex's options and merges them over the defaults into a new frozen object. */
 export function resolveMutexOptions(options: unknown): Readonly<MutexOptions> {
@@ -77,18 +60,12 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
     super(client, name, options, resolveMutexOptions, { barging: true, skipUnreached: true });
   }
 
-  /** @internal A waiting call joins its process's batch unless it asked for its own pace of attempts. */
+  /** @internal A waiting call joins its process's batch unless it counts its attempts. */
   protected override localBatch(
     plan: Plan<MutexOptions>,
   ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
-    const { maxLocalHolds, maxLocalBatchMs, retries, retryDelayMs, wakeOnRelease } = plan.options;
-    if (maxLocalHolds <= 1 || !wakeOnRelease || Number.isFinite(retries) || Number.isFinite(retryDelayMs)) {
-      return undefined;
-    }
-    return {
-      batch: localBatchFor(this.context, this.keys.lock, this.batchBackend),
-      bounds: { holds: maxLocalHolds, ms: maxLocalBatchMs },
-    };
+    const bounds = batchBounds(plan.options);
+    return bounds && { batch: localBatchFor(this.context, this.keys.lock, this.batchBackend), bounds };
   }
 
   /** @internal A waiter renews its entry once a minute (the Mutex has no `waiterTtlMs` option). */

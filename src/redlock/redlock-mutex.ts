@@ -2,13 +2,25 @@ import { contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
 import { Backoff } from '../backoff.js';
+import { batchBounds } from '../batching/batch-options.js';
+import {
+  type BatchBackend,
+  type BatchBounds,
+  type LocalBatch,
+  localBatchFor,
+} from '../batching/local-batch.js';
 import { QuorumError } from '../errors.js';
 import type { EffectiveOptions } from '../options.js';
 import type { Plan } from '../plan.js';
 import type { Waiter } from '../primitives/hand-off-waiter.js';
 import { LockShell } from '../primitives/lock-shell.js';
 import type { ScriptCall } from '../protocol/call.js';
-import { type HandOffAcquireResult, handOffExtend, handOffInspect } from '../protocol/hand-off.js';
+import {
+  type HandOffAcquireResult,
+  handOffExtend,
+  handOffInspect,
+  handOffReserveFences,
+} from '../protocol/hand-off.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import { redlockAcquire, redlockRelease } from '../protocol/redlock.js';
 import { checkClientList, checkName } from '../validation.js';
@@ -50,6 +62,12 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   protected readonly nodes: QuorumNodes;
   /** Per node: the channel this client's waiters hear that node's hand-offs on. */
   private readonly grantChannels: readonly string[];
+
+  /** What this process's batch of the lock calls back into. */
+  private readonly batchBackend: BatchBackend = {
+    ...this.backend,
+    reserveFences: (token, ttlMs, count) => this.reserveFences(token, ttlMs, count),
+  };
 
   /** Checks the arguments in their order (clients, name, options) before anything reaches Redis. */
   constructor(clients: readonly RedisClient[], name: string, options?: Partial<RedlockOptions>) {
@@ -297,6 +315,40 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */
   protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
     return this.nodes.answer('extend', handOffExtend(this.keys, { token, ttlMs }), this.nodeTimeoutMs(ttlMs));
+  }
+
+  /**
+   * @internal A waiting call joins its process's batch (per first client and name) unless it counts
+   * its attempts.
+   */
+  protected override localBatch(
+    plan: Plan<RedlockOptions>,
+  ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
+    const bounds = batchBounds(plan.options);
+    const scope = this.nodes.contexts[0];
+    return (
+      bounds &&
+      scope && { batch: localBatchFor(scope, `redlock ${this.keys.lock}`, this.batchBackend), bounds }
+    );
+  }
+
+  /**
+   * Extends on every node and reserves `count` fencing tokens there: the highest top a quorum of
+   * them reserved up to, written back to a quorum when fewer hold it (as an acquisition's token is),
+   * so any later quorum starts above it. 0 when no quorum extended or the write-back failed.
+   */
+  private async reserveFences(token: string, ttlMs: number, count: number): Promise<number> {
+    const timeoutMs = this.nodeTimeoutMs(ttlMs);
+    const call = handOffReserveFences(this.keys, { token, ttlMs, count });
+    const replies = await this.nodes.ask(call, timeoutMs, (top) => top > 0);
+    const tops = replies.map((r) => (r.outcome === 'value' && r.value > 0 ? r.value : undefined));
+    const reserved = tops.filter((top): top is number => top !== undefined);
+    if (reserved.length < this.nodes.quorum) return 0;
+    const top = Math.max(...reserved);
+    const have = reserved.filter((t) => t === top).length;
+    if (have >= this.nodes.quorum) return top;
+    const grants = tops.map((t) => (t === undefined ? undefined : { fencingToken: t, sentAt: 0 }));
+    return (await this.nodes.raiseFence(this.keys, top, grants, have, timeoutMs)) ? top : 0;
   }
 
   /** @internal The quorum's view: the owner a quorum agrees on; rejects without a quorum of answers. */

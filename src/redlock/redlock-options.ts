@@ -1,12 +1,18 @@
+import {
+  defaultLocalBatchOptions,
+  type LocalBatchOptions,
+  localBatchChecks,
+} from '../batching/batch-options.js';
 import { type Checks, defaultLockOptions, type LockOptions, lockChecks, resolveOptions } from '../options.js';
 import { checkMs } from '../validation.js';
 
 /**
- * How a RedlockMutex behaves: the Mutex's options, and how long one node may take to answer. Its
+ * How a RedlockMutex behaves: the Mutex's options (its process's batch included), and how long one
+ * node may take to answer. Its
  * defaults differ in one place: `retryDelayMs` is 50, since a waiter is handed the lock by several
  * servers' messages and a lost one must cost it little.
  */
-export interface RedlockOptions extends LockOptions {
+export interface RedlockOptions extends LockOptions, LocalBatchOptions {
   /**
    * How long one node may take to answer one request, in milliseconds, before it counts as not
    * answering (far below the TTL, so a slow node cannot eat the lease's validity). Capped at a third
@@ -38,6 +44,7 @@ export interface RedlockOptions extends LockOptions {
 
 export const defaultRedlockOptions: Readonly<RedlockOptions> = Object.freeze({
   ...defaultLockOptions,
+  ...defaultLocalBatchOptions,
   retryDelayMs: 50,
   nodeTimeoutMs: 50,
   handOffAfterMs: 0,
@@ -46,6 +53,7 @@ export const defaultRedlockOptions: Readonly<RedlockOptions> = Object.freeze({
 
 const redlockChecks: Checks<RedlockOptions> = {
   ...lockChecks,
+  ...localBatchChecks,
   nodeTimeoutMs: (n, v) => checkMs(n, v),
   handOffAfterMs: (n, v) => checkMs(n, v, { allowZero: true }),
   waiterTtlMs: (n, v) => checkMs(n, v),

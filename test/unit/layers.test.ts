@@ -52,6 +52,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   cli: [],
   index: [
     'foundation',
+    'batching',
     'protocol',
     'adapters',
     'lease',

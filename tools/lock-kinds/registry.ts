@@ -90,8 +90,8 @@ function lockKind<L extends ContractLock, Variant extends object>(kind: LockKind
   return kind as unknown as LockKind;
 }
 
-/** A Mutex call that never joins its client's local batch. */
-const mutexAlone = { maxLocalHolds: 1 } as Partial<LockOptions>;
+/** A call (Mutex, RedlockMutex) that never joins its client's local batch. */
+const batchedAlone = { maxLocalHolds: 1 } as Partial<LockOptions>;
 
 /** Waiters of the kinds that queue them in a list (`keys.queue`). */
 async function queueLength<L extends { keys: { queue: string } }>(
@@ -138,7 +138,7 @@ function plainLock(
 
 export function lockKinds(lib: Library): readonly LockKind[] {
   return [
-    { ...plainLock(lib.Mutex, { name: 'Mutex', fault: 'mutex', bench: 'mutex' }), alone: mutexAlone },
+    { ...plainLock(lib.Mutex, { name: 'Mutex', fault: 'mutex', bench: 'mutex' }), alone: batchedAlone },
     plainLock(lib.FairMutex, { name: 'FairMutex', fault: 'fair-mutex', bench: 'fair' }),
     lockKind({
       name: 'ReentrantMutex',
@@ -208,6 +208,7 @@ export function lockKinds(lib: Library): readonly LockKind[] {
       create: (client, name, options) =>
         new lib.RedlockMutex([client], name, { ...CONTRACT_REDLOCK_OPTIONS, ...options }),
       waiters: async (lock, redis) => Number(await redis.command('ZCARD', lock.keys.line)),
+      alone: batchedAlone,
       fault: {
         id: 'redlock-mutex',
         label: `Redlock/${REDLOCK_NODES}`,
