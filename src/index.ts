@@ -53,7 +53,7 @@ export {
 } from './options.js';
 export { defaultFairLockOptions, type FairLockOptions, FairMutex } from './primitives/fair-mutex.js';
 export type { LockedWork } from './primitives/lock-shell.js';
-export { Mutex } from './primitives/mutex.js';
+export { defaultMutexOptions, Mutex, type MutexOptions } from './primitives/mutex.js';
 export { type ReadLock, ReadWriteLock, type WriteLock } from './primitives/read-write-lock.js';
 export {
   defaultReentrantLockOptions,
