@@ -15,14 +15,14 @@ export interface MutexOptions extends LockOptions {
    * place and its age. So no waiter waits much longer than this plus the holds of the waiters ahead
    * of it. 0: every release hands the lock to the oldest live waiter (strict hand-off, as a
    * `FairMutex` does among waiters).
-   * @default 5
+   * @default 1
    */
   handOffAfterMs: number;
 }
 
 export const defaultMutexOptions: Readonly<MutexOptions> = Object.freeze({
   ...defaultLockOptions,
-  handOffAfterMs: 5,
+  handOffAfterMs: 1,
 });
 
 const mutexChecks: Checks<MutexOptions> = {
