@@ -33,7 +33,7 @@ function rawLock(send: Send, key: string, ttlMs: number): LockUnderTest {
       const result = acquire.decode(await send(acquire.script.sha1, acquire.keys, acquire.args));
       if (!result.acquired)
         throw new Error('raw scripts: the key is held (this row is for independent keys)');
-      const release = handOffRelease(keys, { token, skipUnreached: true });
+      const release = handOffRelease(keys, { token, skipUnreached: true, handOffAfterMs: 0 });
       return () => send(release.script.sha1, release.keys, release.args);
     },
   };

@@ -33,8 +33,9 @@ export const BARGING_WAITER_TTL_MS = 60_000;
  * A mutual-exclusion lock whose release hands the lock straight to the oldest live waiter, which
  * hears it on its client's channel and holds the lock without another round trip (two round trips
  * per contended acquisition: queue, release). Mutex and FairMutex are this, with two policies (see
- * `HandOffPolicy`); the scripts are hand-off-acquire/-release/-extend.lua, the lock value the holder
- * (holder.lua).
+ * `HandOffPolicy`), and the Mutex's hand-off-after window (`handOffAfterMs()`: until the oldest
+ * waiter has waited that long, a release frees the lock and wakes it instead); the scripts are
+ * hand-off-acquire/-release/-extend.lua, the lock value the holder (holder.lua).
  */
 export abstract class HandOffLock<
   Options extends LockOptions,
@@ -58,6 +59,14 @@ export abstract class HandOffLock<
    */
   protected abstract waiterTtlMs(options: Readonly<Options>): number;
 
+  /**
+   * @internal How long the oldest waiter lets a release free the lock (and wake it) rather than hand
+   * it over, in ms; 0 (the default): every release hands over.
+   */
+  protected handOffAfterMs(): number {
+    return 0;
+  }
+
   /** @internal The enqueue-or-acquire script call of one attempt (a reentrant kind re-enters in it too). */
   protected acquireCall(params: HandOffAcquireParams): ScriptCall<HandOffAcquireResult> {
     return handOffAcquire(this.keys, params);
@@ -73,7 +82,7 @@ export abstract class HandOffLock<
       // a free lock is anyone's. A fair waiter queues regardless (else it would never be served).
       queues: plan.mode === 'wait' && (options.wakeOnRelease || !barging),
       channel: (accept) => this.wakeChannel(accept),
-      send: (entry, maybeQueued) =>
+      send: (entry, maybeQueued, arrivalMs) =>
         this.run(
           this.acquireCall({
             token,
@@ -82,14 +91,24 @@ export abstract class HandOffLock<
             maybeQueued,
             barging,
             label: options.label,
+            arrivalMs,
           }),
         ),
     });
   }
 
-  /** @internal Releases (handing the lock to the next live waiter), or leaves the queue. */
+  /**
+   * @internal Releases (handing the lock to the next live waiter, or freeing it and waking that
+   * waiter while it is younger than `handOffAfterMs()`), or leaves the queue.
+   */
   protected sendRelease(token: string): Promise<boolean> {
-    return this.run(handOffRelease(this.keys, { token, skipUnreached: this.policy.skipUnreached }));
+    return this.run(
+      handOffRelease(this.keys, {
+        token,
+        skipUnreached: this.policy.skipUnreached,
+        handOffAfterMs: this.handOffAfterMs(),
+      }),
+    );
   }
 
   /** @internal Compare-and-extend (the holder's value records its expiry for the waiters). */

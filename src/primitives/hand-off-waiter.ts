@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { decodeHandOff } from '../protocol/hand-off.js';
+import { decodeHandOff, isFreeWake } from '../protocol/hand-off.js';
 
 /** The server's `TIME` as the scripts read it: whole milliseconds, truncated. */
 const SERVER_TIME_RESOLUTION_MS = 1;
@@ -30,6 +30,8 @@ export class Waiter {
    */
   private newestGrant = 0;
   private attempted = false;
+  /** The server ms this call first joined the queue (from the reply that queued it); 0: not yet. */
+  private arrivalServerMs = 0;
   constructor(
     readonly token: string,
     private readonly clock: Clock,
@@ -42,10 +44,23 @@ export class Waiter {
     return earlier;
   }
 
-  /** Remembers a queued reply: the request was sent at `sentAt`, the server read `serverTimeMs`. */
-  anchor(sentAt: number, serverTimeMs: number): void {
+  /**
+   * Remembers a queued reply: the request was sent at `sentAt`, the server read `serverTimeMs`;
+   * `queued`: the request queued this call (or renewed its entry), the first such reply dates its
+   * arrival.
+   */
+  anchor(sentAt: number, serverTimeMs: number, queued = false): void {
     this.anchorSentAt = sentAt;
     this.anchorServerMs = serverTimeMs;
+    if (queued && this.arrivalServerMs === 0) this.arrivalServerMs = serverTimeMs;
+  }
+
+  /**
+   * When this call first joined the queue, by the server's clock (0: not yet): sent with each
+   * attempt, so an entry queued again (its earlier one was dropped) keeps the call's age.
+   */
+  get arrivalMs(): number {
+    return this.arrivalServerMs;
   }
 
   /**
@@ -58,11 +73,16 @@ export class Waiter {
     this.newestGrant = Math.max(this.newestGrant, fencingToken);
   }
 
-  /** The hub's filter: true (and the hand-off kept) when the message is this waiter's hand-off. */
+  /**
+   * The hub's filter: true (and the hand-off kept) when the message is this waiter's hand-off, or a
+   * release's wake for it (the lock was freed, not handed over: nothing is kept, the waiting loop
+   * simply asks again at once).
+   */
   hear(message: string): boolean {
     if (this.heard) return false;
     const handOff = decodeHandOff(message, this.token);
-    if (!handOff || handOff.fencingToken <= this.newestGrant) return false;
+    if (!handOff) return isFreeWake(message, this.token);
+    if (handOff.fencingToken <= this.newestGrant) return false;
     this.heard = {
       fencingToken: handOff.fencingToken,
       grantServerMs: handOff.grantServerMs,

@@ -15,17 +15,38 @@ import { type Checks, defaultLockOptions, type LockOptions, lockChecks, resolveO
 import type { Plan } from '../plan.js';
 import { handOffInspect } from '../protocol/hand-off.js';
 import type { LockState } from '../protocol/lock-state.js';
+import { checkMs } from '../validation.js';
 import { BARGING_WAITER_TTL_MS, HandOffLock } from './hand-off-lock.js';
 
-/** How a Mutex behaves: every lock's options, plus how long its process may keep it among its own callers. */
-export interface MutexOptions extends LockOptions, LocalBatchOptions {}
+/**
+ * How a Mutex behaves: every lock's options, plus when a release stops letting others barge, and
+ * how long its process may keep it among its own callers.
+ */
+export interface MutexOptions extends LockOptions, LocalBatchOptions {
+  /**
+   * Once the oldest waiter has waited this long, in milliseconds, a release hands the lock to it
+   * directly instead of freeing it. Until then a release frees the lock and wakes that waiter, and
+   * whoever asks first takes it: the releaser asking again at once (the lock stays in its process,
+   * no cross-process hand-off), a new caller, or the woken waiter; a waiter that loses keeps its
+   * place and its age. So no waiter waits much longer than this plus the holds of the waiters ahead
+   * of it. 0: every release hands the lock to the oldest live waiter (measured the fastest on one
+   * host: docs/performance.md, "Barging").
+   * @default 0
+   */
+  handOffAfterMs: number;
+}
 
 export const defaultMutexOptions: Readonly<MutexOptions> = Object.freeze({
   ...defaultLockOptions,
   ...defaultLocalBatchOptions,
+  handOffAfterMs: 0,
 });
 
-export const mutexChecks: Checks<MutexOptions> = { ...lockChecks, ...localBatchChecks };
+export const mutexChecks: Checks<MutexOptions> = {
+  ...lockChecks,
+  ...localBatchChecks,
+  handOffAfterMs: (n, v) => checkMs(n, v, { allowZero: true }),
+};
 
 /** Checks a Mutex's options and merges them over the defaults into a new frozen object. */
 export function resolveMutexOptions(options: unknown): Readonly<MutexOptions> {
@@ -42,12 +63,15 @@ export function resolveMutexOptions(options: unknown): Readonly<MutexOptions> {
  * ```
  *
  * A caller that finds the lock free takes it at once, whoever is waiting. One that finds it taken
- * joins the waiters in the same round trip, and a release hands the lock straight to the
- * longest-waiting one whose process is still there (its hand-off message reached a subscriber):
- * the woken waiter holds the lock without asking again, so a releaser that asks again at once
- * queues behind it instead of winning the race. Waiters whose process is gone are skipped; one
- * that is frozen is handed the lock, which frees itself after that waiter's `ttlMs`, as with a
- * crashed holder. Strict arrival order for every caller, `tryAcquire()` included, is `FairMutex`.
+ * joins the waiters in the same round trip. A release then works as Go's `sync.Mutex`: while the
+ * longest-waiting waiter has waited less than `handOffAfterMs`, the release frees the lock and wakes
+ * that waiter ("free, try now"), and whoever asks first takes it (barging: a releaser that asks
+ * again at once usually keeps the lock in its process); a waiter that loses keeps its place and its
+ * age. Once it has waited that long, the release hands the lock straight to it: it holds the lock
+ * without asking again, and a releaser asking again queues behind it. Waiters whose process is gone
+ * (the message reached no subscriber) are skipped; one that is frozen is handed the lock, which
+ * frees itself after that waiter's `ttlMs`, as with a crashed holder. Strict arrival order for every
+ * caller, `tryAcquire()` included, is `FairMutex`.
  */
 export class Mutex extends HandOffLock<MutexOptions, LockState> {
   /** @internal What this process's batch of the lock calls back into. */
@@ -66,6 +90,11 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
   ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
     const bounds = batchBounds(plan.options);
     return bounds && { batch: localBatchFor(this.context, this.keys.lock, this.batchBackend), bounds };
+  }
+
+  /** @internal */
+  protected override handOffAfterMs(): number {
+    return this.options.handOffAfterMs;
   }
 
   /** @internal A waiter renews its entry once a minute (the Mutex has no `waiterTtlMs` option). */

@@ -16,8 +16,11 @@ export interface Queue {
   channel(accept: (message: string) => boolean): WakeChannel;
   /** A message for this call that is not its hand-off: true to wake it (a Semaphore's refusal). */
   hearOther?(message: string): boolean;
-  /** One enqueue-or-acquire script call (`maybeQueued`: an earlier attempt may have queued it). */
-  send(entry: QueueEntry, maybeQueued: boolean): Promise<HandOffAcquireResult>;
+  /**
+   * One enqueue-or-acquire script call (`maybeQueued`: an earlier attempt may have queued it;
+   * `arrivalMs`: the server ms the call first joined the queue, 0 before it did).
+   */
+  send(entry: QueueEntry, maybeQueued: boolean, arrivalMs: number): Promise<HandOffAcquireResult>;
 }
 
 /**
@@ -59,14 +62,14 @@ async function sendAttempt(
   const sentAt = clock.now();
   const sentAtWall = clock.wallNow?.();
   ticket.join(sentAt);
-  const result = await queue.send(ticket.entry(channel), waiter.noteAttempt());
+  const result = await queue.send(ticket.entry(channel), waiter.noteAttempt(), waiter.arrivalMs);
   // Acquired in this reply: the script set the TTL (or restarted it, after a hand-off whose message
   // we missed) while serving this request, so counting from its send time errs on the safe side.
   if (result.acquired) {
     waiter.noteGrant(result.fencingToken);
     return { acquired: true, fencingToken: result.fencingToken, sentAt, sentAtWall };
   }
-  waiter.anchor(sentAt, result.serverTimeMs);
+  waiter.anchor(sentAt, result.serverTimeMs, ticket.queued);
   // A bound of 0 is a holder in its last millisecond (Redis rounds down): try again at once, since a
   // holder that crashed will never hand on. Only -1 (nothing bounds it) leaves us to the message.
   const bound = result.waitBoundMs;

@@ -43,6 +43,11 @@ export interface HandOffAcquireParams {
   readonly barging: boolean;
   /** The holder label stored with the lock while this call holds it ('' for none). */
   readonly label: string;
+  /**
+   * The server ms this call first joined the queue (0: not yet), kept as a new entry's arrival so
+   * that a call queued again keeps its age (hand-off-acquire.lua; the other acquire scripts ignore it).
+   */
+  readonly arrivalMs?: number;
 }
 
 export function handOffAcquire(
@@ -52,7 +57,7 @@ export function handOffAcquire(
   return scriptCall(
     scripts.handOffAcquire,
     queueKeys(keys),
-    [...handOffAcquireArgs(params), params.label],
+    [...handOffAcquireArgs(params), params.label, String(params.arrivalMs ?? 0)],
     (reply) => decodeAcquireReply('hand-off-acquire', reply),
   );
 }
@@ -82,8 +87,9 @@ export function decodeAcquireReply(script: string, reply: unknown): HandOffAcqui
 }
 
 /**
- * Releases the lock held by `token`, handing it to the oldest live waiter, or removes `token` from
- * the queue. True when `token` held the lock (or released it last: a re-sent release).
+ * Releases the lock held by `token`, handing it to the oldest live waiter (or, while that waiter has
+ * waited less than `handOffAfterMs`, freeing it and waking that waiter: "token:free"), or removes
+ * `token` from the queue. True when `token` held the lock (or released it last: a re-sent release).
  * `skipUnreached`: a waiter whose hand-off message reached no subscriber is skipped (Mutex).
  */
 export function handOffRelease(
@@ -91,12 +97,14 @@ export function handOffRelease(
   params: {
     readonly token: string;
     readonly skipUnreached: boolean;
+    /** 0: always hand over (FairMutex). */
+    readonly handOffAfterMs: number;
   },
 ): ScriptCall<boolean> {
   return scriptCall(
     scripts.handOffRelease,
     [...queueKeys(keys)],
-    [params.token, params.skipUnreached ? '1' : '0'],
+    [params.token, params.skipUnreached ? '1' : '0', String(params.handOffAfterMs)],
     (reply) => asInteger('hand-off-release', reply) === 1,
   );
 }
@@ -144,6 +152,20 @@ export interface HandOffMessage {
   /** The server's TIME at the hand-off, in whole milliseconds. */
   readonly grantServerMs: number;
 }
+
+/**
+ * Whether `message` is a release's wake for `token` ("token:free": the lock was freed rather than
+ * handed over, since this waiter is the first and not yet due; it may take it if it asks at once).
+ */
+export function isFreeWake(message: string, token: string): boolean {
+  return (
+    message.length === token.length + WAKE_SUFFIX.length &&
+    message.endsWith(WAKE_SUFFIX) &&
+    message.startsWith(token)
+  );
+}
+
+const WAKE_SUFFIX = ':free';
 
 /** The hand-off in `message` if it is addressed to `token`, else undefined. */
 export function decodeHandOff(message: string, token: string): HandOffMessage | undefined {

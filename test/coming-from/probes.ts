@@ -69,16 +69,16 @@ export function lockKey(name: string): string {
 
 /**
  * The deadlines (server ms) of the waiters queued on a lock, oldest first: each entry's own, or its
- * latest renewal's (arrival-queue.lua: "deadline|ttl|#channel|channel token"; current deadlines in the waiting hash).
+ * latest renewal's (arrival-queue.lua's entry format; current deadlines in the waiting hash).
  */
 export async function waiterDeadlines(env: Env, name: string): Promise<number[]> {
   const entries = ((await env.admin.command('LRANGE', `${lockKey(name)}:queue`, '0', '-1')) ??
     []) as string[];
   return Promise.all(
     entries.map(async (raw) => {
-      // "<deadline>|<ttl>|<#channel>|<#label>|<channel><label><token>" (arrival-queue.lua)
-      const [deadline, ttl, channelLength, labelLength] = raw.split('|');
-      const head = `${deadline}|${ttl}|${channelLength}|${labelLength}|`;
+      // "<arrival>|<deadline>|<ttl>|<#channel>|<#label>|<channel><label><token>" (arrival-queue.lua)
+      const [arrival, deadline, ttl, channelLength, labelLength] = raw.split('|');
+      const head = `${arrival}|${deadline}|${ttl}|${channelLength}|${labelLength}|`;
       const token = raw.slice(head.length + Number(channelLength) + Number(labelLength));
       const renewed = await env.admin.command('HGET', `${lockKey(name)}:waiting`, token);
       return Math.max(Number(deadline), Number(renewed ?? 0));

@@ -271,13 +271,25 @@ for (const kind of clientKinds) {
       });
 
       test('Mutex release with a waiter queued resolves true and hands the lock on', async () => {
-        // PUBLISH refused: nothing tells whether the waiter is there, so it is handed the lock.
+        // PUBLISH refused: nothing tells whether the waiter is there, so it is handed the lock
+        // (handOffAfterMs 0: every release hands over).
         const name = freshName();
-        const mutex = new Mutex(acl.client, name);
+        const mutex = new Mutex(acl.client, name, { handOffAfterMs: 0 });
         const lease = await mutex.acquire();
         const phantom = await queuePhantomWaiter(redis, name, 5_000);
         assert.equal(await lease.release(), true);
         assert.equal((await mutex.inspect()).ownerToken, phantom);
+        await evalScript(redis, 'handOffRelease', fairKeys(name), [phantom]);
+      });
+
+      test('Mutex release with a young waiter queued resolves true and frees the lock for it', async () => {
+        // Its wake is refused too: the waiter finds the lock free when it next asks.
+        const name = freshName();
+        const mutex = new Mutex(acl.client, name, { handOffAfterMs: 60_000 });
+        const lease = await mutex.acquire();
+        const phantom = await queuePhantomWaiter(redis, name, 5_000);
+        assert.equal(await lease.release(), true);
+        assert.equal((await mutex.inspect()).locked, false);
         await evalScript(redis, 'handOffRelease', fairKeys(name), [phantom]);
       });
 

@@ -43,14 +43,17 @@ export function mutexOnlySuite(kind: ClientKind): void {
       const held = await mutex.acquire();
       const waiting = awaitedLater(new Mutex(b.client, mutex.name).acquire({ timeoutMs: 15_000 }));
       await until(async () => Number(await a.command('LLEN', mutex.keys.queue)) === 1, 'the waiter queues');
-      // A dead process's entry (the entry format of arrival-queue.lua), on a channel nobody listens to:
-      // within its deadline (server time; same machine) and ahead of the live waiter, so it is
-      // popped first and only PUBLISH's receiver count can tell that nobody is there.
+      // A dead process's entry (the entry format of arrival-queue.lua, and its place in the waiting
+      // hash), on a channel nobody listens to: within its deadline (server time; same machine) and
+      // ahead of the live waiter, so it is looked at first and only PUBLISH's receiver count can
+      // tell that nobody is there.
       const channel = `${mutex.keys.grantedChannelPrefix}gone`;
+      const deadline = Date.now() + 5_000;
+      await a.command('HSET', mutex.keys.waiting, 'dead-waiter', String(deadline));
       await a.command(
         'LPUSH',
         mutex.keys.queue,
-        `${Date.now() + 5_000}|20000|${channel.length}|${channel}dead-waiter`,
+        `${Date.now()}|${deadline}|20000|${channel.length}|0|${channel}dead-waiter`,
       );
       const released = performance.now();
       await held.release();
@@ -89,17 +92,20 @@ export function mutexOnlySuite(kind: ClientKind): void {
       const mutex = new Mutex(a.client, name(), { ttlMs: 20_000 });
       // A queued waiter that is alive but not listening here: a FairMutex would hand it the free lock.
       const channel = `${mutex.keys.grantedChannelPrefix}elsewhere`;
+      const deadline = Date.now() + 60_000;
+      await a.command('HSET', mutex.keys.waiting, 'queued', String(deadline));
       await a.command(
         'RPUSH',
         mutex.keys.queue,
-        `${Date.now() + 60_000}|20000|${channel.length}|${channel}queued`,
+        `${Date.now()}|${deadline}|20000|${channel.length}|0|${channel}queued`,
       );
       const lease = await mutex.tryAcquire();
       assert.ok(lease, 'tryAcquire() takes a free lock although someone is queued');
       const next = awaitedLater(new Mutex(b.client, mutex.name).acquire({ timeoutMs: 15_000 }));
       await until(async () => Number(await a.command('LLEN', mutex.keys.queue)) === 2, 'the waiter queues');
       assert.equal(await lease.release(), true);
-      // 'queued' reached nobody, so the live waiter behind it gets the lock without asking again.
+      // 'queued' reached nobody (its wake or its hand-off), so it is dropped and the live waiter
+      // behind it gets the lock (handed over, or woken to take it free).
       const handed = await next;
       assert.equal(Number(await a.command('LLEN', mutex.keys.queue)), 0, 'the unreachable entry was dropped');
       assert.equal((await mutex.inspect()).ownerToken, handed.token);

@@ -97,3 +97,28 @@ test('Waiter: a message heard before a reply reported the same grant is dropped'
   waiter.noteGrant(5);
   assert.equal(waiter.handOff(), undefined);
 });
+
+test('Waiter: a release\'s "free, try now" wake wakes its waiter only, and is no grant', () => {
+  const now = { t: 0 };
+  const waiter = waiterAt(now);
+  waiter.anchor(100, 10_000, true);
+  assert.equal(waiter.hear('tok:free'), true, 'its own wake: the loop asks again at once');
+  assert.equal(waiter.handOff(), undefined, 'nothing was handed over');
+  assert.equal(waiter.hear('other:free'), false);
+  assert.equal(waiter.hear('tok2:free'), false);
+  assert.equal(waiter.hear('tok:freeze'), false);
+  // A hand-off after a wake is still heard.
+  now.t = 150;
+  assert.equal(waiter.hear('tok:5:10040'), true);
+  assert.equal(waiter.handOff()?.fencingToken, 5);
+});
+
+test('Waiter: its arrival is the server time of the first reply that queued it, kept afterwards', () => {
+  const waiter = waiterAt({ t: 0 });
+  assert.equal(waiter.arrivalMs, 0);
+  waiter.anchor(100, 9_000, false); // a reply that did not queue it (a single try)
+  assert.equal(waiter.arrivalMs, 0);
+  waiter.anchor(100, 10_000, true);
+  waiter.anchor(300, 10_200, true);
+  assert.equal(waiter.arrivalMs, 10_000);
+});

@@ -47,9 +47,10 @@ const calls = {
     label: 'host:1',
     maybeQueued: false,
     barging: true,
+    arrivalMs: 1_795_000_000_050,
   }),
   handOffExtend: handOffExtend(keys, { token, ttlMs: 1000 }),
-  handOffRelease: handOffRelease(keys, { token, skipUnreached: true }),
+  handOffRelease: handOffRelease(keys, { token, skipUnreached: true, handOffAfterMs: 5 }),
   handOffInspect: handOffInspect(keys),
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
   raiseFence: raiseFence(keys, { atLeast: 1_700_000_000_000_123 }),
@@ -112,10 +113,23 @@ describe('typed script calls', () => {
 
   test('keys and arguments are placed as the headers say', () => {
     assert.deepEqual(calls.handOffAcquire.keys, [keys.lock, keys.fence, keys.queue, keys.waiting]);
-    assert.deepEqual(calls.handOffAcquire.args, [token, '1000', '300', 'g', '0', '1', 'host:1']);
+    assert.deepEqual(calls.handOffAcquire.args, [
+      token,
+      '1000',
+      '300',
+      'g',
+      '0',
+      '1',
+      'host:1',
+      '1795000000050',
+    ]);
     assert.deepEqual(calls.handOffRelease.keys, [keys.lock, keys.fence, keys.queue, keys.waiting]);
-    assert.deepEqual(calls.handOffRelease.args, [token, '1']);
-    assert.deepEqual(handOffRelease(keys, { token, skipUnreached: false }).args, [token, '0']);
+    assert.deepEqual(calls.handOffRelease.args, [token, '1', '5']);
+    assert.deepEqual(handOffRelease(keys, { token, skipUnreached: false, handOffAfterMs: 0 }).args, [
+      token,
+      '0',
+      '0',
+    ]);
     assert.deepEqual(calls.raiseFence.keys, [keys.fence, keys.lock]);
     assert.deepEqual(calls.redlockAcquire.keys, [keys.lock, keys.fence, keys.line, keys.waiting]);
     assert.deepEqual(calls.redlockAcquire.args, [

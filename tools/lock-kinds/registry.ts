@@ -109,12 +109,31 @@ const lockCells: readonly BenchCell[] = [
 ];
 
 /**
+ * The Mutex's cells: the lock's, and its hand-off-after window set otherwise than by default
+ * (`-h<ms>`: a release frees the lock while the oldest waiter is younger than that; `-h0` hands
+ * every contended acquisition over, as before issue #23).
+ */
+const mutexCells: readonly BenchCell<{ readonly handOffAfterMs?: number }>[] = [
+  ...lockCells,
+  ...[0, 5, 10, 50].map((windowMs) => ({
+    section: 'locks' as const,
+    client: 'ioredis' as const,
+    variant: {
+      id: `-h${windowMs}`,
+      label: `, handOffAfterMs ${windowMs}`,
+      options: { handOffAfterMs: windowMs },
+    },
+  })),
+];
+
+/**
  * An exclusive lock built as `new Lock(client, name, options)`, whose leases every harness takes as
  * they are; `names` are its name in the contract, its fault id and its bench id stem.
  */
 function plainLock(
   Lock: Library['Mutex'] | Library['FairMutex'],
   names: { readonly name: string; readonly fault: string; readonly bench: string },
+  cells: readonly BenchCell<{ readonly handOffAfterMs?: number }>[] = lockCells,
 ): LockKind {
   return lockKind({
     name: names.name,
@@ -128,17 +147,21 @@ function plainLock(
     bench: {
       id: names.bench,
       label: names.name,
-      cells: lockCells,
+      cells,
       limit: 1,
       isTry: locksmithTry,
-      create: (clients, key, cell) => leaseCycle(new Lock(clients[cell.client], key, { ttlMs: TTL_MS })),
+      create: (clients, key, cell) =>
+        leaseCycle(new Lock(clients[cell.client], key, { ttlMs: TTL_MS, ...cell.variant?.options })),
     },
   });
 }
 
 export function lockKinds(lib: Library): readonly LockKind[] {
   return [
-    { ...plainLock(lib.Mutex, { name: 'Mutex', fault: 'mutex', bench: 'mutex' }), alone: batchedAlone },
+    {
+      ...plainLock(lib.Mutex, { name: 'Mutex', fault: 'mutex', bench: 'mutex' }, mutexCells),
+      alone: batchedAlone,
+    },
     plainLock(lib.FairMutex, { name: 'FairMutex', fault: 'fair-mutex', bench: 'fair' }),
     lockKind({
       name: 'ReentrantMutex',

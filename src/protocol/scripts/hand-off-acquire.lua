@@ -14,6 +14,10 @@
 --         does not look for its entry when barging into a free lock)
 -- ARGV[6] '1' to take a free lock whoever is queued (Mutex), '0' to serve the queue first (FairMutex)
 -- ARGV[7] the holder label stored with the lock while this call holds it ('' for none; holder.lua)
+-- ARGV[8] the server time in ms this acquire call first joined the queue, or '0' (or absent) when it
+--         has not yet: a new entry of this call keeps it as its arrival (arrival-queue.lua), so a
+--         call queued again after its entry was dropped keeps its age (a Mutex's release hands the
+--         lock to a first waiter that old, handOffAfterMs); never later than now
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off: the TTL is
 --        then restarted, so the caller may count it from when it sent this request);
 --        {0, wait bound in ms, server time ms} when queued (or not taken, with ARGV[3] 0). The wait
@@ -35,4 +39,4 @@
 local t, now = server_time()
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
-return acquire_or_queue(lock, holder, released, ARGV, ARGV[7] or '', t, now)
+return acquire_or_queue(lock, holder, released, ARGV, ARGV[7] or '', t, now, tonumber(ARGV[8] or '0'))

@@ -1,5 +1,6 @@
 -- hand-off-release: release a hand-off lock (Mutex, FairMutex) by handing it straight to the oldest
--- live waiter, or leave its queue (a waiter that timed out or was aborted).
+-- live waiter, or, while that waiter is younger than the Mutex's hand-off-after window, by freeing it
+-- and waking that waiter; or leave its queue (a waiter that timed out or was aborted).
 -- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the queue: a list of waiter entries, oldest first
@@ -8,11 +9,16 @@
 -- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody (its process is gone; Mutex),
 --         '0' to hand it the lock anyway (FairMutex: its place is kept even while its subscriber
 --         reconnects; a crashed waiter costs at most its TTL)
+-- ARGV[3] the hand-off-after window in ms ('0' or absent: always hand over, the FairMutex's): while
+--         the oldest live waiter has waited less than this since its arrival, the release frees the
+--         lock (the next caller, the releaser asking again or that waiter, takes it) and publishes
+--         "token:free" on that waiter's channel, so it asks at once; it keeps its place and arrival.
+--         With ARGV[2] '1', a waiter that wake reaches nobody is dropped and the next one looked at.
 -- Reply: 1 when this token held the lock (it now belongs to the next live waiter, or is free when
---        none is left), or when this token is the one that released it last (a release re-sent
---        after its reply was lost: it did release; nothing changes); 0 when it did not (its queue
---        entry, if any, is removed; nothing else changes, except that a lock found free with live
---        waiters queued is handed to the oldest of them).
+--        none is left or the first is not yet due), or when this token is the one that released it
+--        last (a release re-sent after its reply was lost: it did release; nothing changes); 0 when
+--        it did not (its queue entry, if any, is removed; nothing else changes, except that a lock
+--        found free with live waiters queued is handed to the oldest of them, or wakes it).
 -- A hand-off sets the lock to the waiter's token with the waiter's TTL, takes the next fencing token
 -- and publishes "token:fencing token:server time ms" (integers in full decimal digits) on the
 -- waiter's channel, so the waiter holds the lock without another round trip. Entries whose deadline
@@ -27,6 +33,6 @@
 -- #include arrival-queue.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
-local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
+local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4], tonumber(ARGV[3] or '0')), 1)
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
 return release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')

@@ -2,13 +2,14 @@
 -- one, or join (or renew a place in) its queue (hand-off-, reentrant- and redlock-acquire.lua).
 -- Needs: next_fence (next-fence.lua), store_holder (holder.lua), grant_waiter (grant-waiter.lua);
 -- reads no KEYS or ARGV: the script passes them.
--- Provides: acquire_or_queue(lock, holder, released, args, label, t, now) -> hand-off-acquire.lua's
--- reply.
+-- Provides: acquire_or_queue(lock, holder, released, args, label, t, now, arrival) ->
+-- hand-off-acquire.lua's reply.
 -- `lock` is hand_off_lock's table, `holder` and `released` what decode_holder returned for the lock
 -- key (holder nil when free; released, the release that freed it, when known), `args` the arguments as
 -- hand-off-acquire.lua's header names them (the first six), `label` the caller's (holder.lua),
--- `t`, `now` what server_time returned.
-local function acquire_or_queue(lock, holder, released, args, label, t, now)
+-- `t`, `now` what server_time returned, `arrival` the server ms the caller's call first joined the
+-- queue (nil or 0: unknown, it joins now; never later than now), for a new entry (arrival-queue.lua).
+local function acquire_or_queue(lock, holder, released, args, label, t, now, arrival)
   local me, ttl, queue = args[1], tonumber(args[2]), lock.queue
   if holder and holder.token == me then
     -- Ours already (a hand-off whose message we missed, or a reply that was lost): restart the TTL.
@@ -61,7 +62,8 @@ local function acquire_or_queue(lock, holder, released, args, label, t, now)
     -- away. The holder's value remembers until when they live, and their TTL is pushed to twice
     -- the entry lifetime when an entry would outlive it (about once per lifetime), or when the
     -- list is new.
-    local created = queue:join(me, deadline, ttl, args[4], label)
+    if not arrival or arrival <= 0 or arrival > now then arrival = now end
+    local created = queue:join(me, deadline, ttl, args[4], label, arrival)
     local refresh = created or deadline > holder.queue_expiry
     local changed = false
     if refresh then

@@ -2,11 +2,15 @@
 -- ReentrantMutex's), as a queue table of the interface grant-waiter.lua names. placed-line.lua
 -- builds the same interface over a RedlockMutex's line: a change to it is a change to both.
 -- Needs: nothing; reads no KEYS or ARGV.
--- Provides: arrival_queue(queue_key, waiting_key) -> the queue table (one per script run; its
--- functions take it as `q`).
--- The queue is a list of entries "<deadline ms>|<lease TTL ms>|<#channel>|<#label>|<channel><label>
--- <token>" (the token last: tokens may contain any character), oldest first; the label is the
--- waiter's, for the holder's value when it is handed the lock (holder.lua).
+-- Provides: arrival_queue(queue_key, waiting_key, hand_off_after_ms) -> the queue table (one per
+-- script run; its functions take it as `q`), where hand_off_after_ms (nil or 0: every release hands
+-- over, as a FairMutex's) is how long the first waiter lets a release free the lock and wake it
+-- instead of handing it over (the Mutex's `handOffAfterMs`): its age is counted from its arrival.
+-- The queue is a list of entries "<arrival ms>|<deadline ms>|<lease TTL ms>|<#channel>|<#label>|
+-- <channel><label><token>" (the token last: tokens may contain any character), oldest first. The
+-- arrival is the server time the waiter's acquire call first joined the queue: an entry queued again
+-- by the same call (its earlier one was dropped) brings it back, so the call keeps its age. The
+-- label is the waiter's, for the holder's value when it is handed the lock (holder.lua).
 -- The waiting hash (token -> current deadline ms) says who is queued: a re-sent enqueue (a client
 -- re-sends an unanswered command after a reconnect) finds itself there and does not queue twice,
 -- and an entry whose token is not in it (its waiter left) is never handed the lock. An entry's
@@ -15,11 +19,12 @@
 local arrival_queue
 do
   local function decode_entry(raw)
-    local deadline, ttl, channel_len, label_len, rest = string.match(raw, '^(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
-    if not deadline then return nil end
+    local arrival, deadline, ttl, channel_len, label_len, rest =
+      string.match(raw, '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
+    if not arrival then return nil end
     channel_len, label_len = tonumber(channel_len), tonumber(label_len)
     return {
-      deadline = tonumber(deadline), ttl = tonumber(ttl), channel = string.sub(rest, 1, channel_len),
+      arrival = tonumber(arrival), deadline = tonumber(deadline), ttl = tonumber(ttl), channel = string.sub(rest, 1, channel_len),
       label = string.sub(rest, channel_len + 1, channel_len + label_len),
       token = string.sub(rest, channel_len + label_len + 1),
     }
@@ -45,20 +50,28 @@ do
     end
   end
 
-  -- Queues `token` (a first attempt, or a later one), or renews its place when it is queued already.
-  local function join(q, token, deadline, ttl, channel, label)
+  -- Queues `token` (a first attempt, or a later one), or renews its place when it is queued already
+  -- (its entry, and so its arrival, are kept). `arrival`: the server ms its call first joined.
+  local function join(q, token, deadline, ttl, channel, label, arrival)
     local at = string.format('%d', deadline)
     if redis.call('hsetnx', q.waiting, token, at) == 0 then
       redis.call('hset', q.waiting, token, at)
       return false
     end
-    local entry = string.format('%d|%d|%d|%d|', deadline, ttl, #channel, #label) .. channel .. label
+    local entry = string.format('%d|%d|%d|%d|%d|', arrival, deadline, ttl, #channel, #label) .. channel .. label
     return redis.call('rpush', q.key, entry .. token) == 1
   end
 
-  -- Removes `token`'s entry (a waiter giving up): O(queue length), off the hot path.
+  -- Removes `token`'s entry (a waiter giving up, or one that took a free lock): O(1) for the first
+  -- entry (a woken waiter), else O(queue length).
   local function leave(q, token)
     if redis.call('hdel', q.waiting, token) == 0 then return end
+    local first = redis.call('lindex', q.key, 0)
+    local entry = first and decode_entry(first)
+    if entry and entry.token == token then
+      redis.call('lpop', q.key)
+      return
+    end
     for _, raw in ipairs(redis.call('lrange', q.key, 0, -1)) do
       local entry = decode_entry(raw)
       if entry and entry.token == token then
@@ -68,16 +81,32 @@ do
     end
   end
 
-  -- The queue is served strictly: its first waiter is always due.
-  local function first_not_due(q, now)
-    return nil
+  -- The first live entry while it has waited less than `q.hand_off_after_ms` since its arrival;
+  -- nil when it is due, or nobody waits (without a window, at once: the first waiter is always due).
+  -- Dead entries (and `skip`'s) at the front are dropped on the way, as pop_live drops them.
+  local function first_not_due(q, now, skip)
+    if q.hand_off_after_ms <= 0 then return nil end
+    while true do
+      local raw = redis.call('lindex', q.key, 0)
+      if not raw then return nil end
+      local entry = decode_entry(raw)
+      local current = entry and redis.call('hget', q.waiting, entry.token)
+      if current and entry.token ~= skip and math.max(entry.deadline, tonumber(current)) >= now then
+        if now - entry.arrival < q.hand_off_after_ms then return entry end
+        return nil
+      end
+      redis.call('lpop', q.key)
+      if current then redis.call('hdel', q.waiting, entry.token) end
+    end
   end
 
-  arrival_queue = function(queue_key, waiting_key)
+  arrival_queue = function(queue_key, waiting_key, hand_off_after_ms)
     -- A lock found free is handed to the first live entry even when its hand-off message reaches
     -- nobody (its subscriber may be reconnecting; the lock kind's own release decides otherwise).
+    -- A first waiter not yet due is woken by a release that frees the lock ("token:free").
     return {
       key = queue_key, waiting = waiting_key, skips_unreached = false,
+      hand_off_after_ms = hand_off_after_ms or 0, wakes_first = true,
       pop_live = pop_live, join = join, leave = leave, first_not_due = first_not_due,
     }
   end

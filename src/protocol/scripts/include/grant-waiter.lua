@@ -7,9 +7,11 @@
 -- the one interface the hand-off code knows of a queue: queue.key and queue.waiting, its keys;
 -- queue:pop_live(now, skip, mine) takes off entries up to the first live one and returns it
 -- ({deadline, ttl, channel, label, token}; nil when none; `skip`'s is dropped, `mine`'s counts as live);
--- queue:join(token, deadline, ttl, channel, label) queues or renews `token`, true when that created the
--- queue key (it has no TTL yet); queue:leave(token); queue:first_not_due(now), the first waiter's
--- token while a release frees the lock rather than hand it over, else nil; queue.skips_unreached,
+-- queue:join(token, deadline, ttl, channel, label, arrival) queues or renews `token`, true when that
+-- created the queue key (it has no TTL yet); queue:leave(token); queue:first_not_due(now, skip), the
+-- first waiter ({token, and channel when queue.wakes_first}) while a release frees the lock rather
+-- than hand it over, else nil; queue.wakes_first, whether such a release wakes that waiter with
+-- "token:free" on its channel (it then asks at once, and may take the free lock); queue.skips_unreached,
 -- whether a lock found free passes over a waiter its hand-off PUBLISH does not reach.
 local function hand_off_lock(lock_key, fence_key, queue, fence_step_us)
   return {key = lock_key, fence = fence_key, queue = queue, fence_step_us = fence_step_us}
@@ -49,10 +51,19 @@ end
 -- Hands the lock from `from` (the holder, or the release of a free lock, or nil) to the oldest live
 -- waiter other than `skip`, recording `prev` as the token that handed it over. Returns the new
 -- holder, or nil and whether the queue is now empty when nobody was handed it (not empty: the first
--- waiter is not yet due, queue:first_not_due; the lock is then freed).
+-- waiter is not yet due, queue:first_not_due; the lock is then freed, and that waiter is woken when
+-- the queue wakes its first: "token:free" on its channel). With `skip_unreached`, a first waiter that
+-- wake reaches nobody is dropped (its process is gone), and the next one is looked at instead.
 local function grant_next_waiter(lock, from, skip, prev, t, now, skip_unreached)
   local queue = lock.queue
-  if queue:first_not_due(now) then return nil, false end
+  while true do
+    local first = queue:first_not_due(now, skip)
+    if not first then break end
+    if not queue.wakes_first or first.channel == '' then return nil, false end
+    local reached = redis.pcall('publish', first.channel, first.token .. ':free')
+    if not skip_unreached or reached ~= 0 then return nil, false end
+    queue:pop_live(now, skip, nil)
+  end
   while true do
     local head = queue:pop_live(now, skip, nil)
     if not head then return nil, true end

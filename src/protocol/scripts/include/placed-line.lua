@@ -69,14 +69,14 @@ do
     redis.call('zrem', q.key, token)
   end
 
-  -- The first waiter's token while it has waited less than `q.hand_off_after_ms` (its place, its
+  -- The first waiter ({token}) while it has waited less than `q.hand_off_after_ms` (its place, its
   -- client's wall clock, against the caller's: a clock that is off only moves its turn); nil when
-  -- it is due, or when nobody waits.
-  local function first_not_due(q, now)
+  -- it is due, or when nobody waits. (`skip` is not looked at: the line is not read further.)
+  local function first_not_due(q, now, skip)
     if q.hand_off_after_ms <= 0 then return nil end
     local first = redis.call('zrange', q.key, 0, 0, 'WITHSCORES')
     if first[1] and tonumber(first[2]) + q.hand_off_after_ms > q.caller_now_ms then
-      return first[1]
+      return {token = first[1]}
     end
     return nil
   end
@@ -87,7 +87,8 @@ do
     -- still in its line (it rejoins at the same place at its next attempt if it was only
     -- reconnecting).
     return {
-      key = line_key, waiting = waiting_key, skips_unreached = true, place = place,
+      -- Its first waiter is not woken while not yet due: it wakes by itself when its window ends.
+      key = line_key, waiting = waiting_key, skips_unreached = true, wakes_first = false, place = place,
       hand_off_after_ms = hand_off_after_ms, caller_now_ms = caller_now_ms,
       pop_live = pop_live, join = join, leave = leave, first_not_due = first_not_due,
     }

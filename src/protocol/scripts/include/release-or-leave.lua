@@ -1,5 +1,6 @@
--- release-or-leave: release a hand-off lock by handing it straight to the oldest live waiter, or
--- leave its queue (hand-off-, reentrant- and redlock-release.lua).
+-- release-or-leave: release a hand-off lock by handing it straight to the oldest live waiter (or, while
+-- that waiter is not yet due, freeing it: grant_next_waiter), or leave its queue (hand-off-,
+-- reentrant- and redlock-release.lua).
 -- Needs: server_time (server-time.lua), store_released (holder.lua), grant_next_waiter
 -- (grant-waiter.lua); reads no KEYS or ARGV: the script passes them.
 -- Provides: release_or_leave(lock, holder, released, me, skip_unreached) -> hand-off-release.lua's
@@ -22,7 +23,8 @@ local function release_or_leave(lock, holder, released, me, skip_unreached)
   if released and released.prev == me then return 1 end
   lock.queue:leave(me)
   if not holder and (not released or released.queue_expiry > 0) then
-    -- A lock found free (its holder expired) with live waiters queued goes to the oldest of them.
+    -- A lock found free (its holder expired, or a release freed it for a waiter not yet due) with
+    -- live waiters queued goes to the oldest of them, or wakes it while it is not yet due.
     local t, now = server_time()
     local fence = released and released.fence
     local next_holder, emptied = grant_next_waiter(lock, released, me, released and released.prev or '', t, now, skip_unreached)
