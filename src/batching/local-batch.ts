@@ -30,6 +30,10 @@ interface LocalWaiter {
   readonly reject: (error: unknown) => void;
   /** Stops its timeout timer and abort listener. */
   readonly settle: () => void;
+  /** Taken out of the queue for a turn that needs a reservation first (its listeners stay on). */
+  pending: boolean;
+  /** It gave up (timeout, signal) while pending: the reservation's turn goes to the next. */
+  gone: boolean;
 }
 
 /** When the process's lease in Redis was last known to start (its grant or last extension), for how long. */
@@ -82,6 +86,8 @@ class Turn implements LockBackend {
   lease: Lease | undefined;
   /** Its loss ends the run (watched once someone waits behind it). */
   watched = false;
+  /** It ended the run with a release in Redis: a re-sent release (after a failure) goes there too. */
+  releasedInRedis = false;
 
   constructor(
     private readonly batch: LocalBatch,
@@ -95,18 +101,25 @@ class Turn implements LockBackend {
 
   async extend(token: string, ttlMs: number): Promise<boolean> {
     if (!this.current) return false;
-    const sent = instantOf(this.run.clock);
+    const { run } = this;
+    const sent = { ...instantOf(run.clock), ttlMs };
+    // Redis may apply it before the reply, or without one reaching us: one that buys less than is
+    // left counts from now, for whoever the run passes to meanwhile (as the lease counts its own).
+    if (ttlMs - driftMs(ttlMs, run.driftFactor) < run.validityLeftMs()) run.anchor = sent;
     const extended = await this.backend.extend(token, ttlMs);
-    if (extended) this.run.anchor = { ...sent, ttlMs };
-    else this.run.lost = true;
+    if (extended) run.anchor = sent;
+    else run.lost = true;
     return extended;
   }
 
   release(token: string): Promise<boolean> {
-    if (this.done) return Promise.resolve(true);
+    if (this.done) return this.releasedInRedis ? this.backend.release(token) : Promise.resolve(true);
     if (!this.current) return this.backend.release(token);
     this.done = true;
-    return this.batch.endTurn(this.run);
+    const ended = this.batch.endTurn(this.run);
+    if (ended === 'passed') return Promise.resolve(true);
+    this.releasedInRedis = true;
+    return ended;
   }
 
   isHeldBy(token: string): Promise<boolean> {
@@ -131,10 +144,18 @@ export function localBatchFor(scope: object, key: string, backend: BatchBackend)
   let batch = byKey.get(key);
   if (!batch) {
     const scoped = byKey;
-    batch = new LocalBatch(backend, () => scoped.delete(key));
+    const made: LocalBatch = new LocalBatch(backend, () => {
+      if (scoped.get(key) === made) scoped.delete(key);
+    });
+    batch = made;
     byKey.set(key, batch);
   }
   return batch;
+}
+
+/** The batch of `key` among `scope`'s if there is one (a look that makes none). */
+export function existingLocalBatch(scope: object, key: string): LocalBatch | undefined {
+  return batches.get(scope)?.get(key);
 }
 
 /**
@@ -163,7 +184,36 @@ export class LocalBatch {
 
   /** Whether a caller of this process holds the lock (a try from this process would not get it). */
   get heldHere(): boolean {
-    return this.run !== undefined;
+    return this.liveRun() !== undefined;
+  }
+
+  /**
+   * `token`, the run's, was released or extended from outside its leases (`releaseToken`, the
+   * book's `release_lock`): the run ends here, and the next caller asks Redis.
+   */
+  forget(token: string): void {
+    const run = this.run;
+    if (!run || run.token !== token) return;
+    run.lost = true;
+    run.turn = undefined;
+    this.run = undefined;
+    this.next();
+  }
+
+  /**
+   * The run in progress, unless its lease is known to be gone (validity ran out, or its holder's
+   * lease was lost) while nobody waited to notice: that one ends now.
+   */
+  private liveRun(): Run | undefined {
+    const run = this.run;
+    if (!run) return undefined;
+    const lease = run.turn?.lease;
+    const holderLost = lease !== undefined && !run.turn?.done && !lease.isHeld;
+    if (!run.lost && !holderLost && run.validityLeftMs() > 0) return run;
+    if (run.turn) run.turn.done = true;
+    run.lost = true;
+    this.abandon(run);
+    return undefined;
   }
 
   /** @internal Whether `run` is the one in progress. */
@@ -176,7 +226,7 @@ export class LocalBatch {
    * lock or asks Redis for it, else from Redis by `viaRedis`.
    */
   async acquire(plan: Plan, bounds: BatchBounds, viaRedis: () => Promise<Won>): Promise<Lease> {
-    if (this.run || this.askingRedis > 0) {
+    if (this.liveRun() || this.askingRedis > 0) {
       const lease = await this.queue(plan);
       if (lease) return lease;
     } else {
@@ -210,9 +260,9 @@ export class LocalBatch {
    * The current holder is done: pass the run on to the first waiter, or release it in Redis.
    * Resolves as the release does (true: it held the lock).
    */
-  endTurn(run: Run): Promise<boolean> {
+  endTurn(run: Run): 'passed' | Promise<boolean> {
     run.turn = undefined;
-    if (this.passOn(run)) return Promise.resolve(true);
+    if (this.passOn(run)) return 'passed';
     this.run = undefined;
     const released = this.backend.release(run.token);
     this.next();
@@ -266,11 +316,14 @@ export class LocalBatch {
     const left = run.validityLeftMs();
     if (left <= 0) return false;
     this.waiters.shift();
-    waiter.settle();
     run.holds += 1;
-    if (run.nextFence <= run.lastFence && left >= run.anchor.ttlMs / 2) {
+    const sameTtl = waiter.plan.options.ttlMs === run.anchor.ttlMs;
+    if (run.nextFence <= run.lastFence && sameTtl && left >= run.anchor.ttlMs / 2) {
+      waiter.settle();
       this.grantLocally(run, waiter, run.nextFence++);
     } else {
+      // Its timeout and signal still count while the reservation is in flight (see `queue`).
+      waiter.pending = true;
       void this.reserveThenGrant(run, waiter);
     }
     return true;
@@ -301,16 +354,18 @@ export class LocalBatch {
       () => {},
     );
     const lastFence = reply.kind === 'value' ? reply.value : 0;
-    if (this.run !== run) {
-      // Ended meanwhile (a grant from Redis proved the lease gone): the waiter asks Redis.
-      this.askingRedis += 1;
-      waiter.resolve(undefined);
-      return;
-    }
-    if (lastFence <= 0) {
+    if (this.run === run && lastFence <= 0) {
       run.lost = true;
       this.run = undefined;
       void reportGiveBack(run.name, run.token, this.backend.release(run.token));
+    }
+    if (this.run !== run) {
+      // Ended (lost, or a grant from Redis proved the lease gone): the waiter asks Redis itself.
+      if (waiter.gone) {
+        this.next();
+        return;
+      }
+      waiter.settle();
       this.askingRedis += 1;
       waiter.resolve(undefined);
       return;
@@ -318,14 +373,14 @@ export class LocalBatch {
     run.anchor = { ...sent, ttlMs };
     run.lastFence = lastFence;
     run.nextFence = lastFence - count + 1;
-    const { signal } = waiter.plan.options;
-    if (signal?.aborted || run.clock.now() >= waiter.plan.deadline) {
+    if (waiter.gone) {
       // It gave up while the reservation was in flight: the run goes on to the next waiter.
       run.holds -= 1;
-      waiter.reject(signal?.aborted ? signal.reason : timeoutOf(waiter.plan, 0));
-      void this.endTurn(run);
+      const ended = this.endTurn(run);
+      if (ended !== 'passed') void reportGiveBack(run.name, run.token, ended);
       return;
     }
+    waiter.settle();
     this.grantLocally(run, waiter, run.nextFence++);
   }
 
@@ -339,6 +394,7 @@ export class LocalBatch {
       const leave = (error: unknown) => {
         const at = this.waiters.indexOf(waiter);
         if (at >= 0) this.waiters.splice(at, 1);
+        else if (waiter.pending) waiter.gone = true;
         waiter.settle();
         reject(error);
       };
@@ -351,6 +407,8 @@ export class LocalBatch {
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
         },
+        pending: false,
+        gone: false,
       };
       this.waiters.push(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });

@@ -22,6 +22,8 @@ export async function acquireLockWithTimeout(
     ttlMs: Math.ceil(lockTimeout) * 1000,
     autoExtend: false,
     timeoutMs: Math.ceil(acquireTimeout * 1000),
+    // The book's identifier is the owner token, one per acquisition: never a run's shared one.
+    maxLocalHolds: 1,
   });
   try {
     return (await mutex.acquire()).token;

@@ -89,6 +89,11 @@ export abstract class LockShell<
     return undefined;
   }
 
+  /** @internal This lock's batch in this process, if there is one now (never makes one). */
+  protected existingBatch(): LocalBatch | undefined {
+    return undefined;
+  }
+
   /** @internal Whether `token` holds the lock in Redis now. */
   protected async holds(token: string): Promise<boolean> {
     return (await this.readState()).ownerToken === token;
@@ -137,7 +142,7 @@ export abstract class LockShell<
     const plan = this.plan(options, 'try');
     const startedAt = lockEventsObserved() ? plan.options.clock.now() : undefined;
     // Held by another caller of this process: known without asking Redis.
-    if (this.localBatch(plan)?.batch.heldHere) return null;
+    if (this.existingBatch()?.heldHere) return null;
     const grant = await attemptOnce(plan, this.planAttempts(plan), this.backend);
     if (!grant) return null;
     const { signal } = plan.options;
@@ -213,7 +218,10 @@ export abstract class LockShell<
    * it is now released (or handed to the next waiter).
    */
   async releaseToken(token: string): Promise<boolean> {
-    return this.sendRelease(checkToken('token', token));
+    checkToken('token', token);
+    // A run of this process's batch released from outside its leases ends here too.
+    this.existingBatch()?.forget(token);
+    return this.sendRelease(token);
   }
 
   /**

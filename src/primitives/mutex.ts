@@ -8,6 +8,7 @@ import {
 import {
   type BatchBackend,
   type BatchBounds,
+  existingLocalBatch,
   type LocalBatch,
   localBatchFor,
 } from '../batching/local-batch.js';
@@ -90,6 +91,11 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
   ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
     const bounds = batchBounds(plan.options);
     return bounds && { batch: localBatchFor(this.context, this.keys.lock, this.batchBackend), bounds };
+  }
+
+  /** @internal */
+  protected override existingBatch(): LocalBatch | undefined {
+    return existingLocalBatch(this.context, this.keys.lock);
   }
 
   /** @internal */

@@ -6,6 +6,7 @@ import { batchBounds } from '../batching/batch-options.js';
 import {
   type BatchBackend,
   type BatchBounds,
+  existingLocalBatch,
   type LocalBatch,
   localBatchFor,
 } from '../batching/local-batch.js';
@@ -326,10 +327,18 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
     const bounds = batchBounds(plan.options);
     const scope = this.nodes.contexts[0];
-    return (
-      bounds &&
-      scope && { batch: localBatchFor(scope, `redlock ${this.keys.lock}`, this.batchBackend), bounds }
-    );
+    return bounds && scope && { batch: localBatchFor(scope, this.batchKey, this.batchBackend), bounds };
+  }
+
+  /** @internal */
+  protected override existingBatch(): LocalBatch | undefined {
+    const scope = this.nodes.contexts[0];
+    return scope && existingLocalBatch(scope, this.batchKey);
+  }
+
+  /** Its batch's name among its first client's (a Mutex of the same name has its own). */
+  private get batchKey(): string {
+    return `redlock ${this.keys.lock}`;
   }
 
   /**

@@ -5,9 +5,10 @@
  * ends the run, and the Redis calls per acquisition fall below one. Counts and order, not timings.
  */
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
-import { type Lease, LockLostError, LockTimeoutError, Mutex } from '../../src/index.js';
-import { clientKinds } from '../fixtures/clients.js';
+import { after, before, describe, test } from 'node:test';
+import { type Lease, LockLostError, LockTimeoutError, Mutex, RedlockMutex } from '../../src/index.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
+import { clientKinds, type TestClient } from '../fixtures/clients.js';
 import { commandCalls, resetStats, scriptCalls } from '../fixtures/commandstats.js';
 import { abortedWith, nameMaker, redisForSuite, until } from '../fixtures/helpers.js';
 import { ownerTokenOf } from '../fixtures/lock-value.js';
@@ -19,10 +20,10 @@ const kind = clientKinds[0] as (typeof clientKinds)[number];
 
 /** Runs `callers` loops of `rounds` holds each on `locks` (one per loop, or shared), recording grants in order. */
 async function contend(
-  lockFor: (i: number) => Mutex,
+  lockFor: (i: number) => Mutex | RedlockMutex,
   callers: number,
   rounds: number,
-  during?: (lease: Lease, lock: Mutex) => Promise<void>,
+  during?: (lease: Lease, lock: Mutex | RedlockMutex) => Promise<void>,
 ): Promise<number[]> {
   const grants: number[] = [];
   let holding = 0;
@@ -72,7 +73,7 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
     assert.equal(grants.length, 200);
     assertIncreasing(grants);
     assert.ok(scripts < 200, `${scripts} script calls for 200 holds`);
-    // 16 holds per run: a run costs an acquire, a reservation and a release (plus waits in Redis).
+    // A run costs an acquire, a reservation and a release (plus waits in Redis), for up to 256 holds.
     assert.ok(scripts <= (200 / 16) * 3 + 10, `${scripts} script calls for 200 holds`);
   });
 
@@ -117,9 +118,10 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
       5,
       4,
       async (lease) => {
-        // Validity first, then the server's PTTL: the lease must not believe in more than Redis has.
-        const validity = lease.remainingMs;
+        // The server's PTTL first, then validity (which only shrinks meanwhile): the lease must not
+        // believe in more than Redis has.
         const pttl = Number(await redis.a.command('PTTL', lock.keys.lock));
+        const validity = lease.remainingMs;
         assert.ok(validity > 0 && validity <= pttl, `local validity ${validity} ms, Redis PTTL ${pttl} ms`);
         if (lease.token === firstToken) passedOn += 1;
         firstToken ??= lease.token;
@@ -234,5 +236,116 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
     assert.ok(mine.fencingToken > theirs.fencingToken);
     assert.notEqual(mine.token, first.token, 'a new run, with a new lease in Redis');
     await mine.release();
+  });
+  test('a lease that expired unreleased does not keep tryAcquire() from the free lock', async () => {
+    const lock = new Mutex(redis.a.client, name());
+    const lease = await lock.tryAcquire({ ttlMs: 300, autoExtend: false });
+    assert.ok(lease);
+    await until(async () => (await lock.inspect()).ownerToken === undefined, 'the lease expired in Redis');
+    const again = await lock.tryAcquire();
+    assert.ok(again, 'the free lock is taken');
+    assert.notEqual(again.token, lease.token);
+    await again.release();
+  });
+
+  test('releaseToken() of the run from outside its leases ends the run: the next caller asks Redis', async () => {
+    const lock = new Mutex(redis.a.client, name());
+    const held = await lock.acquire();
+    const waiting = lock.acquire();
+    assert.equal(await new Mutex(redis.a.client, lock.name).releaseToken(held.token), true);
+    const next = await waiting;
+    assert.notEqual(next.token, held.token, 'a lease of its own from Redis');
+    assert.ok(next.fencingToken > held.fencingToken);
+    // Its own release now is a re-sent one (Redis answers it as such) and leaves the new holder be.
+    await held.release();
+    assert.equal(ownerTokenOf(await redis.a.command('GET', lock.keys.lock)), next.token);
+    await next.release();
+  });
+
+  test('a waiter with a longer TTL than the run gets its own TTL in Redis before its turn', async () => {
+    const lock = new Mutex(redis.a.client, name(), untimed);
+    const short = await lock.acquire({ ttlMs: 600 });
+    const waiting = lock.acquire({ ttlMs: 30_000 });
+    await short.release();
+    const lease = await waiting;
+    assert.equal(lease.token, short.token, 'passed on inside the process');
+    const pttl = Number(await redis.a.command('PTTL', lock.keys.lock));
+    assert.ok(pttl > 20_000, `Redis PTTL ${pttl} ms`);
+    assert.ok(lease.remainingMs > 20_000, `validity ${lease.remainingMs} ms`);
+    await lease.release();
+  });
+
+  test('an extension that shortens the lease counts at once for the next local holder', async () => {
+    const lock = new Mutex(redis.a.client, name(), untimed);
+    const first = await lock.acquire({ ttlMs: 30_000 });
+    const waiting = lock.acquire({ ttlMs: 30_000 });
+    const extending = first.extend(1_000);
+    await first.release();
+    await extending.catch(() => {});
+    const second = await waiting;
+    const pttl = Number(await redis.a.command('PTTL', lock.keys.lock));
+    assert.ok(
+      second.remainingMs <= Math.max(pttl, 0),
+      `validity ${second.remainingMs} ms, Redis PTTL ${pttl} ms`,
+    );
+    await second.release();
+  });
+});
+
+describe(`a RedlockMutex's callers in one process share its lease on the quorum (${kind.name})`, () => {
+  const servers: RedisServer[] = [];
+  const processA: TestClient[] = [];
+  const processB: TestClient[] = [];
+  before(async () => {
+    for (let i = 0; i < 3; i++) servers.push(await startRedis());
+    for (const server of servers) {
+      processA.push(await kind.create(server.url));
+      processB.push(await kind.create(server.url));
+    }
+  });
+  after(async () => {
+    for (const client of [...processA, ...processB]) await client.close();
+    for (const server of servers) await server.stop();
+  });
+
+  test("tokens rise in grant order across two processes when the nodes' counters disagree", async () => {
+    const lockName = name();
+    // Counters far above the clock, one node ahead of the others: a run's reserved tokens reach a
+    // top that fewer than a quorum of nodes hold, so it must be written back before it is used.
+    const start = 6_000_000_000_000_000;
+    for (const [i, server] of servers.entries()) {
+      await server.command('SET', `locksmith:{${lockName}}:fence`, String(start + (i === 0 ? 5_000 : 0)));
+    }
+    const a = new RedlockMutex(
+      processA.map((c) => c.client),
+      lockName,
+      { ttlMs: 5_000, maxLocalHolds: 8 },
+    );
+    const b = new RedlockMutex(
+      processB.map((c) => c.client),
+      lockName,
+      { ttlMs: 5_000, maxLocalHolds: 8 },
+    );
+    const leaseTokens = new Set<string>();
+    const grants = await contend(
+      (i) => (i % 2 === 0 ? a : b),
+      8,
+      6,
+      async (lease) => {
+        leaseTokens.add(lease.token);
+      },
+    );
+    assert.equal(grants.length, 48);
+    assert.ok(leaseTokens.size < 48, 'some holds were passed on inside a process');
+    assertIncreasing(grants);
+    assert.ok((grants[0] as number) > start, 'tokens come from the counters');
+    // Whoever comes next, on any quorum, starts above every token handed out.
+    const next = await new RedlockMutex(
+      processB.map((c) => c.client),
+      lockName,
+      { maxLocalHolds: 1 },
+    ).acquire();
+    assert.ok(next.fencingToken > Math.max(...grants));
+    await next.release();
   });
 });
