@@ -20,6 +20,8 @@ const cleanResource = (): ResourceStats => ({
 
 interface HoldSpec {
   w: number;
+  /** Which of worker `w`'s loops (absent: a worker of one loop). */
+  l?: number;
   fence: number;
   enter: number;
   exit: number;
@@ -36,13 +38,14 @@ interface HoldSpec {
 let seq = 0;
 function hold(spec: HoldSpec): HistoryEvent[] {
   seq += 1;
-  const { w, fence, enter, exit, validUntil } = spec;
+  const { fence, enter, exit, validUntil } = spec;
+  const w = spec.l === undefined ? { w: spec.w } : { w: spec.w, l: spec.l };
   const lock = spec.lock ?? 'L';
   return [
-    { ev: 'invoke', w, seq, lock, t: spec.invoke ?? enter - 1 },
+    { ev: 'invoke', ...w, seq, lock, t: spec.invoke ?? enter - 1 },
     {
       ev: 'ok',
-      w,
+      ...w,
       seq,
       lock,
       t: enter,
@@ -52,10 +55,10 @@ function hold(spec: HoldSpec): HistoryEvent[] {
       signalAborted: false,
       ...(spec.permits === undefined ? {} : { permits: spec.permits }),
     },
-    { ev: 'enter', w, seq, t: enter },
+    { ev: 'enter', ...w, seq, t: enter },
     {
       ev: 'exit',
-      w,
+      ...w,
       seq,
       t: exit,
       validUntil,
@@ -63,7 +66,7 @@ function hold(spec: HoldSpec): HistoryEvent[] {
       lostReason: spec.lostAt === undefined ? undefined : 'expired',
       skippedWrite: false,
     },
-    { ev: 'release', w, seq, t: exit + 0.1, result: 'released' },
+    { ev: 'release', ...w, seq, t: exit + 0.1, result: 'released' },
   ];
 }
 
@@ -339,6 +342,86 @@ describe('fault-suite checker', () => {
     assert.match(details, /never-/);
     assert.match(details, /held-pa/);
     assert.doesNotMatch(details, /given-b/);
+  });
+
+  describe("a worker's several loops (a Mutex's local holders share the owner token in Redis)", () => {
+    const run = 'run-token';
+
+    test('local holders taking turns on one owner token, tokens rising: no violation', () => {
+      const report = check(
+        [
+          ...hold({ w: 0, l: 0, fence: 10, enter: 0, exit: 5, validUntil: 500, owner: run, invoke: 0 }),
+          ...hold({ w: 0, l: 1, fence: 11, enter: 5.1, exit: 9, validUntil: 500, owner: run, invoke: 0 }),
+          ...hold({ w: 0, l: 2, fence: 12, enter: 9.1, exit: 12, validUntil: 500, owner: run, invoke: 1 }),
+          ...hold({ w: 1, l: 0, fence: 13, enter: 20, exit: 25, validUntil: 600 }),
+          ...hold({ w: 0, l: 1, fence: 14, enter: 30, exit: 31, validUntil: 600, invoke: 10 }),
+        ],
+        cleanResource(),
+        noKeys,
+      );
+      assert.equal(report.acquisitions, 5);
+      assert.equal(report.totalViolations, 0, report.examples.join('\n'));
+    });
+
+    test('two loops of one process valid at once: an overlap, whatever owner token they share', () => {
+      const report = check(
+        [
+          ...hold({ w: 0, l: 0, fence: 10, enter: 0, exit: 5, validUntil: 500, owner: run }),
+          ...hold({ w: 0, l: 1, fence: 11, enter: 4, exit: 9, validUntil: 500, owner: run }),
+        ],
+        cleanResource(),
+        noKeys,
+      );
+      assert.equal(report.violations.overlap, 1);
+      assert.match(report.examples.join('\n'), /w0\.1#\d+ \(token 11\).*w0#\d+ \(token 10/);
+    });
+
+    test('one fencing token handed to two local holders of one owner token: a duplicate', () => {
+      const report = check(
+        [
+          ...hold({ w: 0, l: 0, fence: 10, enter: 0, exit: 5, validUntil: 500, owner: run }),
+          ...hold({ w: 0, l: 1, fence: 10, enter: 6, exit: 9, validUntil: 500, owner: run }),
+        ],
+        cleanResource(),
+        noKeys,
+      );
+      assert.equal(report.violations['duplicate-token'], 1);
+      assert.match(report.examples.join('\n'), /one owner token in Redis/);
+    });
+
+    test('within a process, a call started after a grant gets a higher token, even one that never entered', () => {
+      // Loop 1's call started after loop 0 was granted 12; its token 11 is lower (a reserved token
+      // handed out after a newer grant). It was never valid when it entered, so the entry-order
+      // check cannot see it: the process's grant order does.
+      const events: HistoryEvent[] = [
+        ...hold({ w: 0, l: 0, fence: 12, enter: 0, exit: 5, validUntil: 500, invoke: 0 }),
+        ...hold({ w: 0, l: 1, fence: 11, enter: 8, exit: 9, validUntil: 7, invoke: 2 }),
+      ];
+      const report = check(events, cleanResource(), noKeys);
+      assert.equal(report.violations['decreasing-token'], 1);
+      assert.match(report.examples.join('\n'), /token 11 \(w0\.1#\d+\).*token 12 \(w0#\d+\)/);
+      // Two processes' calls, each started before the other's grant: no order to keep.
+      const concurrent = [
+        ...hold({ w: 0, fence: 12, enter: 10, exit: 11, validUntil: 12, invoke: 0 }),
+        ...hold({ w: 1, fence: 11, enter: 20, exit: 21, validUntil: 19, invoke: 2 }),
+      ];
+      assert.equal(check(concurrent, cleanResource(), noKeys).totalViolations, 0);
+    });
+
+    test("the run's owner token in Redis is no orphan: some loop of the process was granted it", () => {
+      const keys: KeyFindings = {
+        ...noKeys,
+        orphanGraceMs: 100,
+        ownerSamples: Array.from({ length: 30 }, (_, i) => ({ lock: 'L', owner: run, t: 20 * i })),
+      };
+      const events: HistoryEvent[] = [
+        ...hold({ w: 2, l: 4, fence: 1, enter: 0, exit: 300, validUntil: 500, owner: run }),
+        ...hold({ w: 2, l: 5, fence: 2, enter: 300.1, exit: 580, validUntil: 600, owner: run }),
+      ];
+      const report = check(events, cleanResource(), keys);
+      assert.equal(report.violations['orphaned-key'], 0);
+      assert.equal(report.totalViolations, 0, report.examples.join('\n'));
+    });
   });
 
   test('resource counts, leftover keys and crashes are violations', () => {

@@ -24,7 +24,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { requireRedisServer } from '../../tools/redis-server.js';
-import { chaos, controls, redlockScenarios, scenarios } from './scenarios.js';
+import { batchScenarios, chaos, controls, redlockScenarios, scenarios } from './scenarios.js';
 import { runScenario, type Scenario, type ScenarioResult } from './toolkit/harness.js';
 import { lockLabel, lockLimit, lockNodes } from './toolkit/locks.js';
 import type { LockId } from './toolkit/protocol.js';
@@ -80,10 +80,10 @@ function plan(): Planned[] {
   const planned: Planned[] = [];
   // A scenario runs for the lock kinds on as many servers as it was written for (Redlock: its own).
   const fits = (scenario: Scenario, lock: LockId) => (scenario.nodes ?? 1) === lockNodes(lock);
-  for (const scenario of [...scenarios, ...redlockScenarios].filter(matches)) {
+  for (const scenario of [...scenarios, ...batchScenarios, ...redlockScenarios].filter(matches)) {
     for (const lock of scenario.locks ?? primitives) {
       if (fits(scenario, lock) && (!scenario.exclusive || lockLimit(lock) === 1))
-        planned.push({ scenario, lock, durationMs });
+        planned.push({ scenario, lock, durationMs: Math.min(durationMs, scenario.phaseMs ?? durationMs) });
     }
   }
   for (const scenario of controls.filter(matches)) {
@@ -98,6 +98,7 @@ function notes(result: ScenarioResult): string {
   const faults = Object.entries(result.counts).map(([k, v]) => `${k} ×${v}`);
   if (faults.length) parts.push(faults.join(', '));
   if (report.probes) parts.push(`${report.probes} probes`);
+  if (report.localHolds) parts.push(`${report.localHolds} passed on in-process`);
   for (const [name, n] of Object.entries(report.workerCounts)) parts.push(`${name} ×${n}`);
   if (result.tolerated) parts.push(`${result.tolerated} tolerated (documented, see scenario)`);
   if (report.lostLeases) parts.push(`${report.lostLeases} leases lost`);

@@ -313,6 +313,105 @@ export const scenarios: readonly Scenario[] = [
   },
 ];
 
+/**
+ * Several concurrent acquirers per worker process (issue #23): `BATCH_WORKERS` workers of
+ * `BATCH_LOOPS` loops each, every loop its own holder on the worker's one client. A Mutex's loops of
+ * one name queue in the process behind one waiter in Redis and pass the process's lease among them
+ * (its local batch: own fencing tokens reserved in Redis, one owner token in Redis); the other kinds
+ * simply have several callers per process. Short fault phases: they add about a minute to the suite.
+ */
+const BATCH_WORKERS = 3;
+const BATCH_LOOPS = 6;
+const BATCH_PHASE_MS = 3_000;
+const batched = { workers: BATCH_WORKERS, phaseMs: BATCH_PHASE_MS } as const;
+
+/** Proof a Mutex's runs were passed on in its processes (other kinds have nothing to pass on). */
+const passedOn = (ctx: FaultContext, report: CheckReport, atLeastHolds = 20) =>
+  need(
+    ctx.lock !== 'mutex' || report.localHolds >= atLeastHolds,
+    `only ${report.localHolds} holds passed on inside a process: the local batch was not exercised`,
+  );
+
+/** Proxy rule: loses replies of (or drops) some acquires, extensions (reservations too) and releases. */
+function lossyScripts(ctx: FaultContext, probability: number) {
+  const rules = (['acquire', 'extend', 'release'] as const).map((kind) =>
+    lossyReplies(ctx, kind, probability),
+  );
+  return (command: ProxiedCommand): CommandAction => {
+    for (const rule of rules) {
+      const action = rule(command);
+      if (action !== 'forward') return action;
+    }
+    return 'forward';
+  };
+}
+
+/**
+ * Freezes (SIGSTOP) worker 0 when one of its loops' read reaches the resource, so that loop is inside
+ * its critical section holding a token while the others wait (a Mutex's: queued in the process behind
+ * it), for 1.5 TTLs, at most once per 2.5 TTLs. Worker 0 does not honour its signal: its frozen
+ * holder writes late, and only fencing can refuse that write.
+ */
+function freezeWorkerMidBatch(ctx: FaultContext, worker: WorkerHandle, request: { op: string }) {
+  if (worker.index !== 0 || request.op !== 'read' || ctx.signal.aborted || worker.isPaused) return;
+  const now = performance.now();
+  if (now - (lastPause.get(ctx) ?? Number.NEGATIVE_INFINITY) < 2.5 * ctx.ttlMs) return;
+  lastPause.set(ctx, now);
+  ctx.count('worker frozen holding');
+  setImmediate(() => {
+    worker.pause();
+    setTimeout(() => worker.resume(), 1.5 * ctx.ttlMs).unref();
+  });
+}
+
+export const batchScenarios: readonly Scenario[] = [
+  {
+    name: `${BATCH_LOOPS} callers per process: baseline`,
+    expect: 'safe',
+    ...batched,
+    config: { loops: BATCH_LOOPS },
+    exercised: (ctx, report) => passedOn(ctx, report),
+  },
+  {
+    // Lost replies of acquires, of extensions (a Mutex's reservations of fencing tokens for its
+    // local holders are extensions) and of releases (a run's end in Redis).
+    name: `${BATCH_LOOPS} callers per process: lost replies`,
+    expect: 'safe',
+    ...batched,
+    proxy: true,
+    config: { loops: BATCH_LOOPS, acquireTimeoutMs: 5_000 },
+    async fault(ctx) {
+      const proxy = ctx.proxy as NonNullable<typeof ctx.proxy>;
+      proxy.rule = lossyScripts(ctx, 0.04);
+      await ctx.wait(Number.POSITIVE_INFINITY);
+      proxy.rule = undefined;
+    },
+    exercised: (ctx, report) =>
+      atLeast(ctx, 'acquire reply lost', 3) ?? atLeast(ctx, 'release reply lost', 1) ?? passedOn(ctx, report),
+  },
+  {
+    name: `${BATCH_LOOPS} callers per process: redis paused past TTL`,
+    expect: 'safe',
+    ...batched,
+    config: { loops: BATCH_LOOPS, acquireTimeoutMs: 5_000 },
+    fault: (ctx) => pauseRedisAlternately(ctx, [500, 800], 'SIGSTOP redis'),
+    exercised: (ctx, report) =>
+      atLeast(ctx, 'SIGSTOP redis', 1) ?? atLeast(ctx, 'CLIENT PAUSE', 1) ?? passedOn(ctx, report, 5),
+  },
+  {
+    // One lock name: every loop of the frozen worker is its holder or queued behind it.
+    name: `${BATCH_LOOPS} callers per process: worker frozen mid-batch (fenced)`,
+    expect: 'safe',
+    ...batched,
+    exclusive: true,
+    lockCount: 1,
+    config: (index) => ({ loops: BATCH_LOOPS, honorSignal: index !== 0, workMs: [1, 4] as const }),
+    onResource: freezeWorkerMidBatch,
+    exercised: (ctx, report) =>
+      atLeast(ctx, 'worker frozen holding', 2) ?? fencedStaleWrites(report) ?? passedOn(ctx, report),
+  },
+];
+
 /** `count` of the nodes 0..n-1, drawn at random without repeats. */
 function someNodes(n: number, count: number): number[] {
   const all = Array.from({ length: n }, (_, i) => i);

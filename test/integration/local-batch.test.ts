@@ -8,10 +8,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Lease, LockLostError, LockTimeoutError, Mutex, RedlockMutex } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
+import { spawnChild } from '../fixtures/child.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
 import { commandCalls, resetStats, scriptCalls } from '../fixtures/commandstats.js';
-import { abortedWith, nameMaker, redisForSuite, until } from '../fixtures/helpers.js';
-import { ownerTokenOf } from '../fixtures/lock-value.js';
+import { abortedWith, nameMaker, redisForSuite, until, within } from '../fixtures/helpers.js';
+import { lockKeyIsFree, ownerTokenOf } from '../fixtures/lock-value.js';
 
 const name = nameMaker('batch');
 /** Runs bounded by holds alone: a busy machine must not end them early by time. */
@@ -289,6 +290,76 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
       `validity ${second.remainingMs} ms, Redis PTTL ${pttl} ms`,
     );
     await second.release();
+  });
+
+  test('a process killed mid-batch loses nothing but its own leases: a waiter of another process gets the lock after its TTL, with a higher token', async () => {
+    const lockName = name();
+    const ttlMs = 1_000;
+    const callers = 12;
+    const holdAt = 3;
+    const child = spawnChild('batch-child.ts', kind, redis.server.url, lockName, 'batch', {
+      ttlMs,
+      callers,
+      holdAt,
+    });
+    const tokens: number[] = [];
+    let queuedInChild = -1;
+    child.process.on('message', (message) => {
+      const [what, n] = String(message).split(' ');
+      if (what === 'granted') tokens.push(Number(n));
+      if (what === 'holding') queuedInChild = Number(n);
+    });
+    const mutex = new Mutex(redis.b.client, lockName, { ttlMs });
+    try {
+      await child.said(`holding ${callers - holdAt}`);
+      // Its third holder holds the lock, passed on inside the process (the one owner token in Redis
+      // is the first holder's), and nine callers wait in the process: none of them in Redis.
+      assert.equal(queuedInChild, callers - holdAt);
+      assert.equal(tokens.length, holdAt);
+      assertIncreasing(tokens);
+      assert.equal(Number(await redis.a.command('LLEN', mutex.keys.queue)), 0, 'nobody waits in Redis yet');
+      const owner = ownerTokenOf(await redis.a.command('GET', mutex.keys.lock));
+      assert.notEqual(owner, '');
+
+      // A waiter of another client queues in Redis behind the child's lease.
+      let killed = false;
+      let grantedBeforeKill = false;
+      const waiting = mutex.acquire({ timeoutMs: 30_000 }).then((lease) => {
+        grantedBeforeKill = !killed;
+        return lease;
+      });
+      await until(
+        async () => Number(await redis.a.command('LLEN', mutex.keys.queue)) > 0,
+        'the waiter queued in Redis',
+      );
+      killed = true;
+      child.process.kill('SIGKILL');
+      await child.exited;
+
+      const lease = await within(waiting, 30_000, 'the waiter after the dead process lease ran out');
+      assert.equal(grantedBeforeKill, false, 'the waiter got the lock while the child was alive');
+      assert.notEqual(lease.token, owner);
+      const highest = Math.max(...tokens);
+      assert.ok(
+        lease.fencingToken > highest,
+        `the waiter's token ${lease.fencingToken} is not above the dead process's ${highest}`,
+      );
+      assert.equal(await lease.release(), true);
+
+      // Nothing of the dead process's is left: the lock is free, nobody waits, and the only keys of
+      // the lock are its own (no key of a run, no reservation, no local caller shows in Redis).
+      assert.ok(await lockKeyIsFree(redis.a, mutex.keys.lock));
+      assert.equal(Number(await redis.a.command('LLEN', mutex.keys.queue)), 0);
+      const lockKeys = new Set<string>(Object.values(mutex.keys));
+      const found = (await redis.a.command('KEYS', `*${lockName}*`)) as string[];
+      assert.deepEqual(
+        found.filter((key) => !lockKeys.has(key)),
+        [],
+        `keys of the lock: ${found.join(', ')}`,
+      );
+    } finally {
+      child.process.kill('SIGKILL');
+    }
   });
 });
 

@@ -85,6 +85,11 @@ export interface CheckReport {
   /** Leases whose signal aborted while held (expected under faults; not a violation). */
   readonly lostLeases: number;
   readonly probes: number;
+  /**
+   * Holds that shared their owner token in Redis with an earlier hold of the same worker: a Mutex's
+   * local holders, passed the process's lease without asking Redis (0 where nothing batches).
+   */
+  readonly localHolds: number;
   /** What workers counted (`count` events), by name. */
   readonly workerCounts: Readonly<Record<string, number>>;
   readonly resource: ResourceStats;
@@ -94,6 +99,8 @@ export interface CheckReport {
 
 interface Hold {
   readonly w: number;
+  /** Which of worker `w`'s loops (its concurrent callers) made it: 0 for a worker of one loop. */
+  readonly l: number;
   readonly seq: number;
   readonly lock: string;
   readonly fence: number;
@@ -106,6 +113,20 @@ interface Hold {
   readonly invokedAt: number;
   enter?: number;
   exit?: Extract<HistoryEvent, { ev: 'exit' }>;
+}
+
+/**
+ * A holder: worker `w`'s loop `l`. A worker's loops are concurrent callers of one process (a Mutex
+ * passes its lease in Redis among them, and they share the owner token stored there), so a hold is
+ * told apart by its holder and `seq`, never by its owner token.
+ */
+function holdKey(event: { readonly w: number; readonly l?: number; readonly seq: number }): string {
+  return `${event.w}.${event.l ?? 0}:${event.seq}`;
+}
+
+/** A hold as the log names it: `w1#7`, or `w1.3#7` for loop 3 of a worker of several. */
+function holdName(hold: { readonly w: number; readonly l?: number; readonly seq: number }): string {
+  return `w${hold.w}${hold.l ? `.${hold.l}` : ''}#${hold.seq}`;
 }
 
 /** When the hold stopped being protected by its own reckoning (see the file comment). */
@@ -157,11 +178,12 @@ export function check(
     if ('t' in event) endOfRun = Math.max(endOfRun, event.t);
     switch (event.ev) {
       case 'invoke':
-        invoked.set(`${event.w}:${event.seq}`, event.t);
+        invoked.set(holdKey(event), event.t);
         break;
       case 'ok':
-        holds.set(`${event.w}:${event.seq}`, {
+        holds.set(holdKey(event), {
           w: event.w,
+          l: event.l ?? 0,
           seq: event.seq,
           lock: event.lock,
           fence: event.fence,
@@ -169,7 +191,7 @@ export function check(
           okAt: event.t,
           grantedValidUntil: event.validUntil,
           permits: event.permits ?? 1,
-          invokedAt: invoked.get(`${event.w}:${event.seq}`) ?? event.t,
+          invokedAt: invoked.get(holdKey(event)) ?? event.t,
         });
         // acquire() must not hand out a lease whose validity is already over, whatever its signal
         // says: `using()` would start work the lock no longer covers (a FairMutex did, with the
@@ -189,12 +211,12 @@ export function check(
         break;
       }
       case 'enter': {
-        const hold = holds.get(`${event.w}:${event.seq}`);
+        const hold = holds.get(holdKey(event));
         if (hold) hold.enter = event.t;
         break;
       }
       case 'exit': {
-        const hold = holds.get(`${event.w}:${event.seq}`);
+        const hold = holds.get(holdKey(event));
         if (hold) hold.exit = event;
         if (event.lostAt !== undefined) lostLeases += 1;
         break;
@@ -205,11 +227,11 @@ export function check(
         // q1 + pttl + 1 (PTTL is rounded down), or already past (≤ q1) when the key is not ours.
         const serverExpiryBound = event.holder === 'self' ? event.q1 + event.pttl + 1 : event.q1;
         if (event.holder === 'self' && event.pttl === -1) {
-          flag('key-without-expiry', `w${event.w}#${event.seq}: lock key has no TTL while held`);
+          flag('key-without-expiry', `${holdName(event)}: lock key has no TTL while held`);
         } else if (event.validUntil > serverExpiryBound) {
           flag(
             'lease-outlived-expiry',
-            `w${event.w}#${event.seq}: lease valid ${(event.validUntil - serverExpiryBound).toFixed(1)} ms past the server's expiry (holder=${event.holder}, pttl=${event.pttl})`,
+            `${holdName(event)}: lease valid ${(event.validUntil - serverExpiryBound).toFixed(1)} ms past the server's expiry (holder=${event.holder}, pttl=${event.pttl})`,
           );
         }
         break;
@@ -235,13 +257,17 @@ export function check(
     byLock.set(hold.lock, list);
   }
   for (const [lock, list] of byLock) {
-    // Fencing tokens: one owner per token, ever.
-    const owners = new Map<number, string>();
+    // Fencing tokens: one holder per token, ever. Holders, not owner tokens: a Mutex's local
+    // holders of one run share the owner token stored in Redis, and each must have its own token.
+    const holders = new Map<number, Hold>();
     for (const hold of list) {
-      const other = owners.get(hold.fence);
-      if (other !== undefined && other !== hold.owner) {
-        flag('duplicate-token', `${lock}: token ${hold.fence} handed to two owners`);
-      } else owners.set(hold.fence, hold.owner);
+      const other = holders.get(hold.fence);
+      if (other !== undefined) {
+        flag(
+          'duplicate-token',
+          `${lock}: token ${hold.fence} handed to ${holdName(other)} and ${holdName(hold)}${other.owner === hold.owner ? ' (one owner token in Redis)' : ''}`,
+        );
+      } else holders.set(hold.fence, hold);
     }
 
     // More than `limit` permits held by valid holders at once (among holders that were valid when
@@ -257,11 +283,11 @@ export function check(
       active = active.filter((h) => protectedEnd(h, endOfRun) > enter);
       const held = active.reduce((sum, h) => sum + h.permits, 0);
       if (held + hold.permits > limit) {
-        const others = active.map((o) => `w${o.w}#${o.seq} (token ${o.fence}, ${o.permits})`).join(', ');
+        const others = active.map((o) => `${holdName(o)} (token ${o.fence}, ${o.permits})`).join(', ');
         const firstEnd = Math.min(...active.map((o) => protectedEnd(o, endOfRun)));
         flag(
           'overlap',
-          `${lock}: w${hold.w}#${hold.seq} (token ${hold.fence}) entered with ${hold.permits} permit(s) ${(firstEnd - enter).toFixed(1)} ms before ${held} of ${limit} held by ${others} stopped being valid`,
+          `${lock}: ${holdName(hold)} (token ${hold.fence}) entered with ${hold.permits} permit(s) ${(firstEnd - enter).toFixed(1)} ms before ${held} of ${limit} held by ${others} stopped being valid`,
         );
       }
       active.push(hold);
@@ -272,8 +298,19 @@ export function check(
       highest = Math.max(highest, hold.fence);
     }
     // Several holders at once may enter in any order; but a grant whose acquire call started after
-    // another grant had resolved was made after it, so its token is higher.
+    // another grant had resolved was made after it, so its token is higher. An exclusive lock's
+    // valid holders are checked in entry order above; within one process, every grant is (a
+    // Mutex's local holders get tokens reserved in Redis, and must still rise in grant order,
+    // whether or not a holder ever entered, and across runs of the process).
     if (limit > 1) checkTokensFollowGrants(lock, list, flag);
+    else {
+      for (const w of new Set(list.map((h) => h.w)))
+        checkTokensFollowGrants(
+          lock,
+          list.filter((h) => h.w === w),
+          flag,
+        );
+    }
   }
 
   if (resource.lostUpdates > 0)
@@ -301,14 +338,22 @@ export function check(
     if (frozenThrough) continue;
     flag(
       'expired-grant',
-      `w${grant.w}#${grant.seq} granted ${(grant.t - grant.validUntil).toFixed(1)} ms after its validity ended, signal ${grant.signalAborted ? 'aborted' : 'not aborted'}`,
+      `${holdName(grant)} granted ${(grant.t - grant.validUntil).toFixed(1)} ms after its validity ended, signal ${grant.signalAborted ? 'aborted' : 'not aborted'}`,
     );
   }
   checkOrphans(holds, givenBack, keys, flag);
 
   const totalViolations = Object.values(violations).reduce((a, b) => a + b, 0);
+  const runs = new Set<string>();
+  let localHolds = 0;
+  for (const hold of [...holds.values()].sort((a, b) => a.okAt - b.okAt)) {
+    const run = `${hold.w} ${hold.lock} ${hold.owner}`;
+    if (runs.has(run)) localHolds += 1;
+    else runs.add(run);
+  }
   return {
     acquisitions: holds.size,
+    localHolds,
     failures,
     errors,
     violations,
@@ -339,7 +384,7 @@ function checkTokensFollowGrants(
     if (highest && hold.fence <= highest.fence) {
       flag(
         'decreasing-token',
-        `${lock}: token ${hold.fence} (w${hold.w}#${hold.seq}) granted to a call started after token ${highest.fence} was granted`,
+        `${lock}: token ${hold.fence} (${holdName(hold)}) granted to a call started after token ${highest.fence} (${holdName(highest)}) was granted`,
       );
     }
   }
@@ -347,7 +392,8 @@ function checkTokensFollowGrants(
 
 /**
  * Owner tokens Redis held although no worker was granted them: held past a give-back, or, never
- * given back, for longer than the grace period.
+ * given back, for longer than the grace period. A token granted to any hold is no orphan: a Mutex's
+ * local holders of one run share one (the first was granted it by Redis, the others by the process).
  */
 function checkOrphans(
   holds: ReadonlyMap<string, Hold>,

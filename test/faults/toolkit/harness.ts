@@ -31,6 +31,8 @@ import { FencedResource } from './resource.js';
 import type { WorkerHandle } from './workers.js';
 
 export interface FaultContext {
+  /** The lock kind the workers take in this run. */
+  readonly lock: LockId;
   /** The redis-server (the first node, for a lock over several). */
   readonly server: RedisServer;
   /** Present when the scenario asked for one: the workers' clients connect through it. */
@@ -77,6 +79,11 @@ export interface Scenario {
   /** Whether the resource refuses stale fencing tokens (default true). */
   readonly fenced?: boolean;
   readonly workers?: number;
+  /**
+   * Its fault phase in the fast profile when shorter than the profile's (`--scenario-ms`): scenarios
+   * added to a suite that runs in CI keep its total time in check this way.
+   */
+  readonly phaseMs?: number;
   /** How many lock names the workers spread over (default 2): more means more acquisitions per second. */
   readonly lockCount?: number;
   /** Worker settings over the defaults; a function gives each worker its own. */
@@ -164,6 +171,7 @@ export async function runScenario(
   const phase = new AbortController();
   const counts: Record<string, number> = {};
   const ctx: FaultContext = {
+    lock: run.lock,
     server,
     proxy,
     servers,

@@ -69,13 +69,24 @@ export interface WorkerConfig {
   readonly acquireRetries?: number | undefined;
   /** 'try' takes locks with `tryAcquire()` (one attempt, null when taken) instead of `acquire()`. */
   readonly acquireMode?: 'acquire' | 'try' | undefined;
+  /**
+   * How many acquire loops the worker runs at once on its one client (default 1), each its own
+   * holder (`l` in its events): a Mutex's concurrent callers of one name queue in the process and
+   * take turns with its lease in Redis (its local batch), sharing the owner token stored there.
+   */
+  readonly loops?: number | undefined;
 }
 
-/** One event of one acquisition (`seq` numbers acquisitions within a worker). */
+/**
+ * One event of one acquisition (`seq` numbers acquisitions within a worker). A holder is worker `w`'s
+ * loop `l` (0 when absent: a worker of one loop); `w` alone names the process (its freezes, its
+ * give-backs).
+ */
 export type HistoryEvent =
   | {
       readonly ev: 'invoke';
       readonly w: number;
+      readonly l?: number;
       readonly seq: number;
       readonly lock: string;
       readonly t: number;
@@ -83,6 +94,7 @@ export type HistoryEvent =
   | {
       readonly ev: 'ok';
       readonly w: number;
+      readonly l?: number;
       readonly seq: number;
       readonly lock: string;
       readonly t: number;
@@ -98,15 +110,23 @@ export type HistoryEvent =
   | {
       readonly ev: 'fail';
       readonly w: number;
+      readonly l?: number;
       readonly seq: number;
       readonly lock: string;
       readonly t: number;
       readonly error: string;
     }
-  | { readonly ev: 'enter'; readonly w: number; readonly seq: number; readonly t: number }
+  | {
+      readonly ev: 'enter';
+      readonly w: number;
+      readonly l?: number;
+      readonly seq: number;
+      readonly t: number;
+    }
   | {
       readonly ev: 'probe';
       readonly w: number;
+      readonly l?: number;
       readonly seq: number;
       /** When the probe was sent and when its reply came. */
       readonly q0: number;
@@ -121,6 +141,7 @@ export type HistoryEvent =
   | {
       readonly ev: 'exit';
       readonly w: number;
+      readonly l?: number;
       readonly seq: number;
       readonly t: number;
       /** The lease's validity deadline at exit (moved by each successful extension, to what it bought). */
@@ -134,6 +155,7 @@ export type HistoryEvent =
   | {
       readonly ev: 'release';
       readonly w: number;
+      readonly l?: number;
       readonly seq: number;
       readonly t: number;
       readonly result: 'released' | 'not-held' | 'error';

@@ -152,7 +152,11 @@ async function start(config: WorkerConfig): Promise<void> {
   const adapters = new Map<string, LockAdapter>(
     config.lockNames.map((name) => [name, lockAdapter(config.lock, client, command, name, config, nodes)]),
   );
-  current.done = loop(current, adapters);
+  // Several loops share the client and the lock objects, as concurrent callers of one process do.
+  const loops = Math.max(1, config.loops ?? 1);
+  current.done = Promise.all(Array.from({ length: loops }, (_, l) => loop(current, adapters, l))).then(
+    () => {},
+  );
   send({ type: 'started' });
 }
 
@@ -179,14 +183,16 @@ async function close(): Promise<void> {
   send({ type: 'closed' });
 }
 
-async function loop(current: Run, adapters: Map<string, LockAdapter>): Promise<void> {
+/** One holder of the worker (`l`: which loop; its events say so when the worker runs several). */
+async function loop(current: Run, adapters: Map<string, LockAdapter>, l: number): Promise<void> {
+  const who = holderOf(current.config, l);
   const { config } = current;
   while (!current.stop.signal.aborted) {
     const lock = config.lockNames[Math.floor(Math.random() * config.lockNames.length)] as string;
     const adapter = adapters.get(lock) as LockAdapter;
     seq += 1;
     const id = seq;
-    emit({ ev: 'invoke', w: index, seq: id, lock, t: mono() });
+    emit({ ev: 'invoke', ...who, seq: id, lock, t: mono() });
     let signal = current.stop.signal;
     let stormTimer: NodeJS.Timeout | undefined;
     if (config.abortAfterMs) {
@@ -198,23 +204,39 @@ async function loop(current: Run, adapters: Map<string, LockAdapter>): Promise<v
     try {
       held = await adapter.acquire(signal);
     } catch (error) {
-      emit({ ev: 'fail', w: index, seq: id, lock, t: mono(), error: describe(error) });
+      emit({ ev: 'fail', ...who, seq: id, lock, t: mono(), error: describe(error) });
       await pause(config.thinkMs, current);
       continue;
     } finally {
       clearTimeout(stormTimer);
     }
-    await holdAndRelease(current, held, lock, id);
+    await holdAndRelease(current, held, lock, id, who);
     await pause(config.thinkMs, current);
   }
 }
 
-async function holdAndRelease(current: Run, held: HeldLock, lock: string, id: number): Promise<void> {
+/** How a loop's events name their holder: the worker, and the loop when there are several. */
+interface Holder {
+  readonly w: number;
+  readonly l?: number;
+}
+
+function holderOf(config: WorkerConfig, l: number): Holder {
+  return (config.loops ?? 1) > 1 ? { w: index, l } : { w: index };
+}
+
+async function holdAndRelease(
+  current: Run,
+  held: HeldLock,
+  lock: string,
+  id: number,
+  who: Holder,
+): Promise<void> {
   const { config } = current;
   const granted = mono();
   emit({
     ev: 'ok',
-    w: index,
+    ...who,
     seq: id,
     lock,
     t: granted,
@@ -233,7 +255,7 @@ async function holdAndRelease(current: Run, held: HeldLock, lock: string, id: nu
   if (held.signal.aborted) onLost();
   else held.signal.addEventListener('abort', onLost, { once: true });
 
-  emit({ ev: 'enter', w: index, seq: id, t: mono() });
+  emit({ ev: 'enter', ...who, seq: id, t: mono() });
   if (config.shortenExtendMs && !held.signal.aborted) {
     try {
       await held.extend(Math.round(between(config.shortenExtendMs)));
@@ -264,10 +286,10 @@ async function holdAndRelease(current: Run, held: HeldLock, lock: string, id: nu
       });
     }
   }
-  if (current.probe && (held.key || held.probe)) await probe(current.probe, held, id);
+  if (current.probe && (held.key || held.probe)) await probe(current.probe, held, id, who);
   emit({
     ev: 'exit',
-    w: index,
+    ...who,
     seq: id,
     t: mono(),
     validUntil: held.validUntil(),
@@ -283,9 +305,9 @@ async function holdAndRelease(current: Run, held: HeldLock, lock: string, id: nu
   }
   try {
     const released = await held.release();
-    emit({ ev: 'release', w: index, seq: id, t: mono(), result: released ? 'released' : 'not-held' });
+    emit({ ev: 'release', ...who, seq: id, t: mono(), result: released ? 'released' : 'not-held' });
   } catch (error) {
-    emit({ ev: 'release', w: index, seq: id, t: mono(), result: 'error', error: describe(error) });
+    emit({ ev: 'release', ...who, seq: id, t: mono(), result: 'error', error: describe(error) });
   }
 }
 
@@ -294,7 +316,7 @@ async function holdAndRelease(current: Run, held: HeldLock, lock: string, id: nu
  * lease's own belief; the checker compares them. Skipped when the lease already knows it is over
  * (nothing to compare) or when Redis does not answer (paused, down).
  */
-async function probe(redis: IORedis, held: HeldLock, id: number): Promise<void> {
+async function probe(redis: IORedis, held: HeldLock, id: number, who: Holder): Promise<void> {
   const q0 = mono();
   const validUntil = held.validUntil();
   if (held.signal.aborted || validUntil <= q0) return;
@@ -304,7 +326,7 @@ async function probe(redis: IORedis, held: HeldLock, id: number): Promise<void> 
       // tools/lock-kinds/redlock-mutex.ts).
       const answer = await held.probe();
       const q1 = mono();
-      if (answer) emit({ ev: 'probe', w: index, seq: id, q0, q1, validUntil, ...answer });
+      if (answer) emit({ ev: 'probe', ...who, seq: id, q0, q1, validUntil, ...answer });
       return;
     }
     const reply = (await redis.eval(held.probeScript ?? PROBE_SCRIPT, 1, held.key as string, held.owner)) as [
@@ -315,7 +337,7 @@ async function probe(redis: IORedis, held: HeldLock, id: number): Promise<void> 
     const [value, pttl] = reply;
     const owner = ownerTokenOf(value);
     const holder = owner === held.owner ? 'self' : owner === '' ? 'none' : 'other';
-    emit({ ev: 'probe', w: index, seq: id, q0, q1, validUntil, holder, pttl: Number(pttl) });
+    emit({ ev: 'probe', ...who, seq: id, q0, q1, validUntil, holder, pttl: Number(pttl) });
   } catch {
     // No answer: nothing learned.
   }
