@@ -336,9 +336,12 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     return scope && existingLocalBatch(scope, this.batchKey);
   }
 
-  /** Its batch's name among its first client's (a Mutex of the same name has its own). */
+  /**
+   * Its batch's name among its first client's: the lock and every node's client, since a lock over
+   * other nodes is another lock (and a Mutex of the same name has its own).
+   */
   private get batchKey(): string {
-    return `redlock ${this.keys.lock}`;
+    return `redlock ${this.keys.lock} ${this.nodes.contexts.map((node) => node.clientId).join(' ')}`;
   }
 
   /**

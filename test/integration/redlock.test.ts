@@ -168,7 +168,13 @@ describe('RedlockMutex', () => {
       const lockName = `redlock-wrong-clocks-${process.pid}`;
       const keys = lockKeys(PREFIX, lockName);
       const nodes = clients.map((c) => c.client);
-      const options = { ttlMs: 20_000, retryDelayMs: Number.POSITIVE_INFINITY, waiterTtlMs: 30_000 };
+      // Each waiter stands for a process of its own: none queues behind another in this one.
+      const options = {
+        ttlMs: 20_000,
+        retryDelayMs: Number.POSITIVE_INFINITY,
+        waiterTtlMs: 30_000,
+        maxLocalHolds: 1,
+      };
       const skewed = (offsetMs: number) => ({
         now: () => performance.now(),
         wallNow: () => Date.now() + offsetMs,

@@ -175,10 +175,10 @@ describe('typed script calls', () => {
 
   test('a builder that disagrees with the header is refused at once', () => {
     assert.throws(
-      () => scriptCall(scripts.handOffExtend, ['a', 'b'], ['t', '1'], () => 0),
-      /takes 1 keys and 2/,
+      () => scriptCall(scripts.handOffExtend, ['a'], ['t', '1', '0'], () => 0),
+      /takes 2 keys and 3/,
     );
-    assert.throws(() => scriptCall(scripts.handOffExtend, ['a'], ['t'], () => 0), /was given 1 and 1/);
+    assert.throws(() => scriptCall(scripts.handOffExtend, ['a', 'b'], ['t'], () => 0), /was given 2 and 1/);
   });
 
   test('replies decode into typed results', () => {
