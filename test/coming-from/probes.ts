@@ -119,7 +119,8 @@ export async function assertWaitsForever(env: Env, wait: (mutex: Mutex) => Promi
   const holder = await holdElsewhere(env, name);
   const clock = jumpableClock();
   const waiter = track(wait(new Mutex(env.client, name, { clock })));
-  const control = track(new Mutex(env.client, name, { clock }).acquire());
+  // Its own waiter in Redis, not queued behind the first in this process (maxLocalHolds: 1).
+  const control = track(new Mutex(env.client, name, { clock, maxLocalHolds: 1 }).acquire());
   await waitUntil('both waiters are queued', async () => (await waiterDeadlines(env, name)).length === 2);
   clock.jumpDays(1);
   const controlOutcome = await control.result;

@@ -701,7 +701,7 @@ const definedRows = [
       const mutex = new Mutex(env.client, name);
       assert.equal(await s.forceUnlock(vars({ mutex })), false, 'nothing held it: false, no error');
       const holder = await new Mutex(env.other, name, { ttlMs: 60_000, autoExtend: false }).acquire();
-      const waiter = track(new Mutex(env.other, name).acquire());
+      const waiter = track(new Mutex(env.client, name).acquire());
       await waitUntil('a waiter is queued', async () => (await waiterDeadlines(env, name)).length === 1);
       assert.equal(await s.forceUnlock(vars({ mutex })), true);
       const outcome = await waiter.result;

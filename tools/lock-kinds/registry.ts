@@ -115,7 +115,7 @@ const lockCells: readonly BenchCell[] = [
  */
 const mutexCells: readonly BenchCell<{ readonly handOffAfterMs?: number }>[] = [
   ...lockCells,
-  ...[0, 5, 10, 50].map((windowMs) => ({
+  ...[1, 5, 10, 50].map((windowMs) => ({
     section: 'locks' as const,
     client: 'ioredis' as const,
     variant: {
