@@ -24,11 +24,13 @@ export function evalScript(
   const closed = driver.closedReason();
   if (closed !== undefined) return Promise.reject(new ClientClosedError(closed));
   const classified = (error: unknown) => Promise.reject(classifyRedisError(driver, error));
-  return attempt(() => driver.evalSha(script.sha1, keys, args)).then(undefined, (error: unknown) =>
-    isNoScript(error)
-      ? attempt(() => driver.eval(script.source, keys, args)).then(undefined, classified)
-      : classified(error),
-  );
+  return attempt(() => driver.evalSha(script.sha1, keys, args)).then(undefined, (error: unknown) => {
+    if (!isNoScript(error)) return classified(error);
+    // Closed (or closing) meanwhile: the source must not be written after the caller's QUIT.
+    const closedSince = driver.closedReason();
+    if (closedSince !== undefined) return Promise.reject(new ClientClosedError(closedSince));
+    return attempt(() => driver.eval(script.source, keys, args)).then(undefined, classified);
+  });
 }
 
 /** Runs `send`, turning a synchronous throw (a client refusing its arguments) into a rejection. */

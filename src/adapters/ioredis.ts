@@ -38,13 +38,23 @@ export function ioRedisDriver(client: IoRedisClient): RedisDriver {
     kind: 'ioredis',
     evalSha: (sha1, keys, args) => client.evalsha(sha1, keys.length, ...keys, ...args),
     eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
-    closedReason: () =>
+    closedReason: () => {
       // 'end' is final: quit()/disconnect(), or the retryStrategy gave up. A lazyConnect client
       // ('wait') connects on its first command, so it is not closed.
-      client.status === 'end'
-        ? 'the ioredis client was closed (quit() or disconnect()) or stopped reconnecting ' +
+      if (client.status === 'end') {
+        return (
+          'the ioredis client was closed (quit() or disconnect()) or stopped reconnecting ' +
           '(its retryStrategy gave up). Call client.connect() again or pass a connected client.'
-        : undefined,
+        );
+      }
+      // Between quit()/disconnect() and 'end' ioredis marks itself closing (a private field, read
+      // defensively): a command written then (a script's EVAL after its EVALSHA found no script)
+      // reaches a socket the server closed, and ioredis then rejects the caller's own quit().
+      if ((client as unknown as { manuallyClosing?: unknown }).manuallyClosing === true) {
+        return 'the ioredis client is closing (quit() or disconnect() was called)';
+      }
+      return undefined;
+    },
     // 'wait' (lazyConnect) connects on the first command; 'end' is closedReason's.
     disconnectedReason: () =>
       client.status === 'ready' || client.status === 'wait' || client.status === 'end'
