@@ -291,8 +291,7 @@ export class LocalBatch {
       run.lost = true;
       this.abandon(run);
     };
-    if (lease.signal.aborted) onLost();
-    else lease.signal.addEventListener('abort', onLost, { once: true });
+    lease.onLoss(onLost);
   }
 
   /** Ends a run whose lease is lost: its token is given back (harmless if gone), the next caller asks Redis. */

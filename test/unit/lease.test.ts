@@ -159,6 +159,25 @@ describe('lease', () => {
     assert.equal((reason.cause as Error).message, 'connection reset');
   });
 
+  test("onLoss (the library's own watchers) is told once when the lease is lost, at once when it already is, never after release", async () => {
+    const lost = setup({ autoExtend: false });
+    const told: string[] = [];
+    lost.lease.onLoss(() => told.push('first'));
+    await lost.advance(2_967);
+    assert.equal(told.length, 0);
+    await lost.advance(10_000);
+    assert.deepEqual(told, ['first'], 'once, when validity ran out');
+    lost.lease.onLoss(() => told.push('late'));
+    assert.deepEqual(told, ['first', 'late'], 'a listener added after the loss is told at once');
+
+    const released = setup({ autoExtend: false });
+    released.lease.onLoss(() => told.push('released'));
+    await released.lease.release();
+    await released.advance(10_000);
+    released.lease.onLoss(() => told.push('after release'));
+    assert.deepEqual(told, ['first', 'late'], 'a release is not a loss');
+  });
+
   test('a token mismatch aborts at once with reason not-owner', async () => {
     const { lease, advance, setExtend } = setup({ autoExtend: true });
     setExtend(async () => false);

@@ -108,12 +108,15 @@ const lockCells: readonly BenchCell[] = [
   { section: 'fail-fast', client: 'ioredisFailFast' },
 ];
 
+/** The options a bench variant of the Mutex sets. */
+type MutexVariant = { readonly handOffAfterMs?: number; readonly maxLocalHolds?: number };
+
 /**
- * The Mutex's cells: the lock's, and its hand-off-after window set otherwise than by default
- * (`-h<ms>`: a release frees the lock while the oldest waiter is younger than that; `-h0` hands
- * every contended acquisition over, as before issue #23).
+ * The Mutex's cells: the lock's, its hand-off-after window set otherwise than by default
+ * (`-h<ms>`: a release frees the lock while the oldest waiter is younger than that), and without
+ * the local batch (`-alone`: `maxLocalHolds: 1`, what the batch costs a process with one caller).
  */
-const mutexCells: readonly BenchCell<{ readonly handOffAfterMs?: number }>[] = [
+const mutexCells: readonly BenchCell<MutexVariant>[] = [
   ...lockCells,
   ...[1, 5, 10, 50].map((windowMs) => ({
     section: 'locks' as const,
@@ -124,6 +127,11 @@ const mutexCells: readonly BenchCell<{ readonly handOffAfterMs?: number }>[] = [
       options: { handOffAfterMs: windowMs },
     },
   })),
+  {
+    section: 'locks',
+    client: 'ioredis',
+    variant: { id: '-alone', label: ', maxLocalHolds 1', options: { maxLocalHolds: 1 } },
+  },
 ];
 
 /**
@@ -133,7 +141,7 @@ const mutexCells: readonly BenchCell<{ readonly handOffAfterMs?: number }>[] = [
 function plainLock(
   Lock: Library['Mutex'] | Library['FairMutex'],
   names: { readonly name: string; readonly fault: string; readonly bench: string },
-  cells: readonly BenchCell<{ readonly handOffAfterMs?: number }>[] = lockCells,
+  cells: readonly BenchCell<MutexVariant>[] = lockCells,
 ): LockKind {
   return lockKind({
     name: names.name,
