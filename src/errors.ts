@@ -16,6 +16,7 @@ export type LockErrorCode =
   | 'UNSUPPORTED_SERVER'
   | 'CLIENT_CLOSED'
   | 'REDIS_UNAVAILABLE'
+  | 'NOT_REPLICATED'
   | 'REDIS_ERROR'
   | 'UNEXPECTED_REPLY';
 
@@ -239,6 +240,28 @@ export class RedisUnavailableError extends LockError {
     options?: { cause?: unknown },
   ) {
     super('REDIS_UNAVAILABLE', `Redis is unavailable for lock "${lockName}": ${detail}`, options);
+  }
+}
+
+/**
+ * Fewer replicas than `minReplicaAcks` acknowledged a grant or an extension within
+ * `replicaAckTimeoutMs` (Redis `WAIT`): a failover now could lose the lock. An acquisition that
+ * gets it has given the lock back.
+ */
+export class NotReplicatedError extends LockError {
+  override readonly name = 'NotReplicatedError';
+  constructor(
+    readonly lockName: string,
+    /** How many replicas acknowledged in time. */
+    readonly acked: number,
+    /** How many had to (`minReplicaAcks`). */
+    readonly required: number,
+    timeoutMs: number,
+  ) {
+    super(
+      'NOT_REPLICATED',
+      `Lock "${lockName}": ${acked} of the ${required} replicas required (minReplicaAcks) acknowledged within ${timeoutMs} ms`,
+    );
   }
 }
 

@@ -27,6 +27,7 @@ export {
   LockTimeoutError,
   type NodeOutcome,
   NotHeldError,
+  NotReplicatedError,
   PermitsOverLimitError,
   QuorumError,
   RedisCommandError,

@@ -12,6 +12,8 @@
 export interface IoRedisClient {
   evalsha(sha1: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
   eval(script: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  /** Any command (Locksmith sends WAIT with it). */
+  call(command: string, ...args: (string | number)[]): Promise<unknown>;
   /** Opens Locksmith's own subscriber connection. */
   duplicate(override?: Record<string, unknown>): IoRedisClient;
   subscribe(...channels: string[]): Promise<unknown>;
@@ -37,6 +39,8 @@ export interface NodeRedisEvalOptions {
 export interface NodeRedisClient {
   evalSha(sha1: string, options: NodeRedisEvalOptions): Promise<unknown>;
   eval(script: string, options: NodeRedisEvalOptions): Promise<unknown>;
+  /** Any command (Locksmith sends WAIT with it). */
+  sendCommand(args: string[]): Promise<unknown>;
   /** Opens Locksmith's own subscriber connection. */
   duplicate(overrides?: Record<string, unknown>): NodeRedisClient;
   connect(): Promise<unknown>;

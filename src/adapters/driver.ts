@@ -11,6 +11,11 @@ export interface RedisDriver {
   /** EVAL; also loads the script into the server's cache for later EVALSHA calls. */
   eval(source: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /**
+   * `WAIT count timeoutMs` on the client's connection: how many replicas acknowledged its writes so
+   * far (the one command that is not a script: Redis refuses WAIT inside one).
+   */
+  waitForReplicas(count: number, timeoutMs: number): Promise<number>;
+  /**
    * Why the client cannot send commands and will not by itself (closed, never connected), with
    * what to do about it; undefined when it can or will (connected, connecting, reconnecting).
    * Cheap: it reads the client's own state, no round trip.

@@ -38,6 +38,7 @@ export function ioRedisDriver(client: IoRedisClient): RedisDriver {
     kind: 'ioredis',
     evalSha: (sha1, keys, args) => client.evalsha(sha1, keys.length, ...keys, ...args),
     eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
+    waitForReplicas: async (count, timeoutMs) => Number(await client.call('WAIT', count, timeoutMs)),
     closedReason: () => {
       // 'end' is final: quit()/disconnect(), or the retryStrategy gave up. A lazyConnect client
       // ('wait') connects on its first command, so it is not closed.

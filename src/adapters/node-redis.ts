@@ -63,6 +63,8 @@ export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
     kind: 'node-redis',
     evalSha: (sha1, keys, args) => client.evalSha(sha1, options(keys, args)),
     eval: (source, keys, args) => client.eval(source, options(keys, args)),
+    waitForReplicas: async (count, timeoutMs) =>
+      Number(await client.sendCommand(['WAIT', String(count), String(timeoutMs)])),
     closedReason: () =>
       // isOpen stays true while node-redis reconnects; it is false before connect() and after
       // quit()/disconnect()/destroy(), when no command will ever be sent.

@@ -1,5 +1,5 @@
 import type { BatchBounds, LocalBatch } from '../batching/local-batch.js';
-import { LockLostError } from '../errors.js';
+import { LockLostError, NotReplicatedError } from '../errors.js';
 import { emitLockEvent, lockEventsObserved } from '../events.js';
 import { inspectCustom } from '../inspect.js';
 import { Lease } from '../lease/lease.js';
@@ -45,7 +45,7 @@ export abstract class LockShell<
 > {
   /** @internal What the acquire calls and leases of this lock call back into. */
   protected readonly backend: LockBackend = {
-    extend: (token, ttlMs) => this.sendExtend(token, ttlMs),
+    extend: (token, ttlMs) => this.extendReplicated(token, ttlMs),
     release: (token) => this.sendRelease(token),
     isHeldBy: (token) => this.holds(token),
     disconnected: () => this.disconnected(),
@@ -94,6 +94,46 @@ export abstract class LockShell<
     return undefined;
   }
 
+  /**
+   * @internal `WAIT count timeoutMs` on this lock's client: how many replicas acknowledged its writes.
+   * Only a lock on one deployment can ask (`ScriptedLock`); the others refuse `minReplicaAcks`.
+   */
+  protected waitForReplicas(_count: number, _timeoutMs: number): Promise<number> {
+    return Promise.reject(new TypeError(`${this.constructor.name} cannot wait for replicas`));
+  }
+
+  /** An extension, confirmed by `minReplicaAcks` replicas when the lock asks for that. */
+  private async extendReplicated(token: string, ttlMs: number): Promise<boolean> {
+    const extended = await this.sendExtend(token, ttlMs);
+    if (extended && this.options.minReplicaAcks > 0) await this.confirmReplicated();
+    return extended;
+  }
+
+  /** Rejects with `NotReplicatedError` when too few replicas acknowledged this client's writes. */
+  private async confirmReplicated(): Promise<void> {
+    const { minReplicaAcks, replicaAckTimeoutMs } = this.options;
+    const acked = await this.waitForReplicas(minReplicaAcks, replicaAckTimeoutMs);
+    if (acked < minReplicaAcks) {
+      throw new NotReplicatedError(this.name, acked, minReplicaAcks, replicaAckTimeoutMs);
+    }
+  }
+
+  /**
+   * A grant under `minReplicaAcks`, confirmed or given back. It is extended first: WAIT counts the
+   * writes of the connection that asks, and a grant handed over by another client's release was
+   * written on that client's connection, not this one's.
+   */
+  private async confirmGrant(plan: Plan<Options>): Promise<void> {
+    try {
+      if (!(await this.backend.extend(plan.token, plan.options.ttlMs))) {
+        throw new LockLostError(this.name, 'not-owner');
+      }
+    } catch (error) {
+      await this.sendRelease(plan.token).catch(() => {});
+      throw error;
+    }
+  }
+
   /** @internal Whether `token` holds the lock in Redis now. */
   protected async holds(token: string): Promise<boolean> {
     return (await this.readState()).ownerToken === token;
@@ -123,7 +163,11 @@ export abstract class LockShell<
     const plan = this.plan(options, 'wait');
     const startedAt = lockEventsObserved() ? plan.options.clock.now() : undefined;
     const batched = this.localBatch(plan);
-    const viaRedis = () => acquireWithWaiting(plan, this.planAttempts(plan), this.backend);
+    const viaRedis = async () => {
+      const won = await acquireWithWaiting(plan, this.planAttempts(plan), this.backend);
+      if (this.options.minReplicaAcks > 0) await this.confirmGrant(plan);
+      return won;
+    };
     const lease = batched
       ? await batched.batch.acquire(plan, batched.bounds, viaRedis)
       : Lease.grant(plan, await viaRedis(), this.backend);
@@ -150,6 +194,7 @@ export abstract class LockShell<
       await this.sendRelease(plan.token).catch(() => {});
       throw signal.reason;
     }
+    if (this.options.minReplicaAcks > 0) await this.confirmGrant(plan);
     const won = { grant, attempts: 1 };
     const batched = this.localBatch(plan);
     const lease = batched

@@ -2,6 +2,8 @@ import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
 import { runScript } from '../adapters/run-script.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
+import { noReplyError, settleBefore } from '../deadline.js';
+import { RedisUnavailableError } from '../errors.js';
 import type { AcquireOptions, LockOptions } from '../options.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
@@ -47,6 +49,22 @@ export abstract class ScriptedLock<
   /** @internal Runs one typed script call on this lock's client. */
   protected run<Result>(call: ScriptCall<Result>): Promise<Result> {
     return runScript(this.context, call);
+  }
+
+  /** @internal WAIT, bounded by its own timeout plus one reply's (`replyTimeoutMs`). */
+  protected override async waitForReplicas(count: number, timeoutMs: number): Promise<number> {
+    const { clock, replyTimeoutMs } = this.options;
+    const waited = timeoutMs + replyTimeoutMs;
+    const reply = await settleBefore(
+      this.context.driver.waitForReplicas(count, timeoutMs),
+      clock.now() + waited,
+      undefined,
+      clock,
+      () => {},
+    );
+    if (reply.kind === 'value') return reply.value;
+    const cause = reply.kind === 'error' ? reply.error : noReplyError(waited, this.disconnected());
+    throw new RedisUnavailableError(this.name, 'WAIT for replicas failed', { cause });
   }
 
   /** @internal */

@@ -57,6 +57,15 @@ const redlockChecks: Checks<RedlockOptions> = {
   nodeTimeoutMs: (n, v) => checkMs(n, v),
   handOffAfterMs: (n, v) => checkMs(n, v, { allowZero: true }),
   waiterTtlMs: (n, v) => checkMs(n, v),
+  // Its servers are independent primaries: a replica acknowledgement is not what a quorum counts.
+  minReplicaAcks: (n, v) => {
+    if (v !== 0) {
+      throw new RangeError(
+        `Expected \`${n}\` to be 0: a RedlockMutex's servers are independent primaries, and its quorum is what keeps a lock through one server's loss`,
+      );
+    }
+    return 0;
+  },
 };
 
 /** Checks a RedlockMutex's options and merges them over the defaults into a new frozen object. */

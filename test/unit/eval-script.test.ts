@@ -20,6 +20,7 @@ function driverWith(closed: () => string | undefined, sent: string[]): RedisDriv
       sent.push('eval');
       return Promise.resolve(1);
     },
+    waitForReplicas: () => Promise.reject(new Error('not used')),
     closedReason: closed,
     disconnectedReason: () => undefined,
     openSubscriber: () => Promise.reject(new Error('not used')),

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { defaultLockOptions, resolveAcquireOptions, resolveLockOptions } from '../../src/options.js';
 
 const lockKnown =
-  'known: ttlMs, autoExtend, timeoutMs, retries, retryDelayMs, retryJitterMs, replyTimeoutMs, wakeOnRelease, driftFactor, prefix, clock, label';
+  'known: ttlMs, autoExtend, timeoutMs, retries, retryDelayMs, retryJitterMs, replyTimeoutMs, wakeOnRelease, driftFactor, prefix, clock, label, minReplicaAcks, replicaAckTimeoutMs';
 
 /** [foreign option, the hint the message must carry]. */
 const lockOptionHints: [string, string][] = [
