@@ -53,6 +53,8 @@ export class Lease implements AsyncDisposable {
   private controller: AbortController | undefined;
   private lostError: LockLostError | undefined;
   private lossListeners: (() => void)[] | undefined;
+  /** The last extension failed, and may have applied (it may have extended the key, then failed). */
+  private extensionMayHaveApplied = false;
   private readonly watchdog: Watchdog;
   private extending: Promise<unknown> = Promise.resolve();
   private readonly driftFactor: number;
@@ -127,7 +129,10 @@ export class Lease implements AsyncDisposable {
    */
   onLoss(listener: () => void): void {
     if (this.state === 'lost') listener();
-    else if (this.state === 'held') (this.lossListeners ??= []).push(listener);
+    else if (this.state === 'held') {
+      this.lossListeners ??= [];
+      this.lossListeners.push(listener);
+    }
   }
 
   /** The lease TTL in milliseconds (the latest one, after `extend(ttlMs)`). */
@@ -275,8 +280,10 @@ export class Lease implements AsyncDisposable {
       } catch (error) {
         // Lost meanwhile, and the extension may have applied: do not leave the token behind.
         if (this.lostError !== undefined) this.giveBack();
+        else this.extensionMayHaveApplied = true;
         throw error;
       }
+      this.extensionMayHaveApplied = false;
       if (this.lostError !== undefined) {
         // Lost while in flight (validity ran out, the host was suspended), yet Redis extended our
         // token: it would stay, owned by nobody, for a whole TTL. Give it back now.
@@ -338,6 +345,9 @@ export class Lease implements AsyncDisposable {
     this.state = 'lost';
     this.watchdog.stop();
     this.lostError = new LockLostError(this.name, reason, cause === undefined ? undefined : { cause });
+    // An extension that failed may have renewed the key (one whose replicas did not acknowledge it
+    // did): the token would keep the lock, owned by nobody, for up to a TTL.
+    if (this.extensionMayHaveApplied) this.giveBack();
     emitLockEvent({ type: 'lock-lost', lockName: this.name, reason, error: cause });
     this.controller?.abort(this.lostError);
     const listeners = this.lossListeners;
