@@ -97,8 +97,9 @@ export interface LockOptions {
    */
   minReplicaAcks: number;
   /**
-   * How long `WAIT` may wait for `minReplicaAcks` replicas, in milliseconds.
-   * @default 1_000
+   * How long `WAIT` may wait for `minReplicaAcks` replicas, in milliseconds. WAIT holds up the
+   * client's connection while it waits, so every other command on that client waits behind it.
+   * @default 200
    */
   replicaAckTimeoutMs: number;
 }
@@ -129,7 +130,7 @@ export const defaultLockOptions: Readonly<LockOptions> = Object.freeze({
   clock: monotonicClock,
   label: `${hostname()}:${process.pid}`,
   minReplicaAcks: 0,
-  replicaAckTimeoutMs: 1_000,
+  replicaAckTimeoutMs: 200,
 });
 
 export const acquireOptionNames: (keyof AcquireOptions)[] = [

@@ -1,4 +1,5 @@
 import type { ScriptCall } from '../protocol/call.js';
+import { classifyRedisError } from './classify-error.js';
 import type { ClientContext } from './client-context.js';
 import { evalScript } from './eval-script.js';
 import { ensureServerSupported } from './server-check.js';
@@ -40,4 +41,15 @@ export function runScript<Result>(context: ClientContext, call: ScriptCall<Resul
 
 function send<Result>(context: ClientContext, call: ScriptCall<Result>): Promise<Result> {
   return evalScript(context.driver, call.script, call.keys, call.args).then((reply) => call.decode(reply));
+}
+
+/**
+ * `WAIT count timeoutMs` on the client's connection: how many replicas acknowledged its writes.
+ * Rejects as `runScript` does: a `LockError` for what a retry cannot fix (a closed client, a server
+ * that refuses WAIT), the client's error for a failure that may pass.
+ */
+export function waitForReplicas(context: ClientContext, count: number, timeoutMs: number): Promise<number> {
+  return context.driver
+    .waitForReplicas(count, timeoutMs)
+    .catch((error: unknown) => Promise.reject(classifyRedisError(context.driver, error)));
 }

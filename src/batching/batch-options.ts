@@ -35,12 +35,15 @@ export const localBatchChecks: Checks<LocalBatchOptions> = {
 /**
  * The bounds of a call's turns in its process's batch, or undefined when it deals with Redis alone:
  * batching is off, or the call counts its attempts (`retries`: each would be one) or asked not to
- * be woken by a release.
+ * be woken by a release, or its grants must wait for replicas (`minReplicaAcks`: a pass inside the
+ * process would hand out a lease no replica acknowledged).
  */
 export function batchBounds(
   options: EffectiveOptions<LockOptions & LocalBatchOptions>,
 ): BatchBounds | undefined {
-  const { maxLocalHolds, maxLocalBatchMs, retries, wakeOnRelease } = options;
-  if (maxLocalHolds <= 1 || !wakeOnRelease || Number.isFinite(retries)) return undefined;
+  const { maxLocalHolds, maxLocalBatchMs, retries, wakeOnRelease, minReplicaAcks } = options;
+  if (maxLocalHolds <= 1 || !wakeOnRelease || Number.isFinite(retries) || minReplicaAcks > 0) {
+    return undefined;
+  }
   return { holds: maxLocalHolds, ms: maxLocalBatchMs };
 }

@@ -1,7 +1,10 @@
 import type { BatchBounds, LocalBatch } from '../batching/local-batch.js';
-import { LockLostError, NotReplicatedError } from '../errors.js';
+import { elapsedSince, instantOf } from '../clock.js';
+import { noReplyError, type Settled, settleBefore } from '../deadline.js';
+import { LockError, LockLostError, NotReplicatedError, RedisUnavailableError } from '../errors.js';
 import { emitLockEvent, lockEventsObserved } from '../events.js';
 import { inspectCustom } from '../inspect.js';
+import { reportGiveBack, sendGiveBack } from '../lease/give-back.js';
 import { Lease } from '../lease/lease.js';
 import {
   type AcquireOptions,
@@ -12,12 +15,16 @@ import {
   resolveAcquireOptions,
   type TryAcquireOptions,
 } from '../options.js';
-import type { LockBackend, Plan } from '../plan.js';
+import type { LockBackend, Plan, Won } from '../plan.js';
 import type { LockState } from '../protocol/lock-state.js';
+import { driftMs } from '../timing.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkToken, checkTtlMs } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
 import { acquireWithWaiting, attemptOnce } from '../waiting/loop.js';
+
+/** How a grant that was not confirmed by replicas is given back again after a failure. */
+const CONFIRM_GIVE_BACK_RETRY = { firstMs: 20, maxMs: 500 } as const;
 
 /** The work `using()` runs while holding the lock. */
 export type LockedWork<T> = (signal: AbortSignal, lease: Lease) => T | Promise<T>;
@@ -119,19 +126,65 @@ export abstract class LockShell<
   }
 
   /**
-   * A grant under `minReplicaAcks`, confirmed or given back. It is extended first: WAIT counts the
-   * writes of the connection that asks, and a grant handed over by another client's release was
-   * written on that client's connection, not this one's.
+   * A grant under `minReplicaAcks`, confirmed or given back. It is extended first, on this lock's
+   * connection: WAIT counts the writes of the connection that asks, and a grant handed over by
+   * another client's release was written on that client's. The extension bought a whole TTL, so the
+   * lease counts its validity from when it was sent. Bounded like any round trip (plus the WAIT's own
+   * timeout), and by the call's signal; whatever goes wrong, the token is given back.
    */
-  private async confirmGrant(plan: Plan<Options>): Promise<void> {
+  private async confirmGrant(plan: Plan<Options>, won: Won): Promise<Won> {
+    const { clock, ttlMs, driftFactor, replyTimeoutMs, replicaAckTimeoutMs, signal } = plan.options;
+    const sent = instantOf(clock);
+    const waitedMs = replyTimeoutMs + replicaAckTimeoutMs;
+    let outcome: Settled<boolean>;
     try {
-      if (!(await this.backend.extend(plan.token, plan.options.ttlMs))) {
-        throw new LockLostError(this.name, 'not-owner');
-      }
-    } catch (error) {
-      await this.sendRelease(plan.token).catch(() => {});
-      throw error;
+      outcome = await settleBefore(
+        this.backend.extend(plan.token, ttlMs),
+        sent.mono + waitedMs,
+        signal,
+        clock,
+        () => {},
+      );
+    } catch (aborted) {
+      await this.giveBackConfirming(plan);
+      throw aborted;
     }
+    if (outcome.kind === 'value' && outcome.value) {
+      if (ttlMs - driftMs(ttlMs, driftFactor) - elapsedSince(clock, sent) > 0) {
+        return {
+          grant: { ...won.grant, sentAt: sent.mono, sentAtWall: sent.wall, ttlMs },
+          attempts: won.attempts,
+        };
+      }
+      outcome = { kind: 'abandoned' };
+    }
+    await this.giveBackConfirming(plan);
+    if (outcome.kind === 'value') throw new LockLostError(this.name, 'not-owner');
+    if (outcome.kind === 'error' && outcome.error instanceof LockError) throw outcome.error;
+    const cause = outcome.kind === 'error' ? outcome.error : noReplyError(waitedMs, this.disconnected());
+    throw new RedisUnavailableError(this.name, 'the grant could not be confirmed by its replicas in time', {
+      cause,
+    });
+  }
+
+  /**
+   * Gives back a grant that was not confirmed: re-sent while it may still hold the lock, waited for
+   * at most one reply's time (the rest goes on in the background and is reported).
+   */
+  private async giveBackConfirming(plan: Plan<Options>): Promise<void> {
+    const { clock, ttlMs, replyTimeoutMs } = plan.options;
+    const goneBy = clock.now() + ttlMs;
+    const giveBack = reportGiveBack(
+      this.name,
+      plan.token,
+      sendGiveBack(
+        () => this.sendRelease(plan.token),
+        clock,
+        CONFIRM_GIVE_BACK_RETRY,
+        (nextTryAt) => nextTryAt <= goneBy,
+      ),
+    );
+    await settleBefore(giveBack, clock.now() + replyTimeoutMs, undefined, clock, () => {});
   }
 
   /** @internal Whether `token` holds the lock in Redis now. */
@@ -165,8 +218,7 @@ export abstract class LockShell<
     const batched = this.localBatch(plan);
     const viaRedis = async () => {
       const won = await acquireWithWaiting(plan, this.planAttempts(plan), this.backend);
-      if (this.options.minReplicaAcks > 0) await this.confirmGrant(plan);
-      return won;
+      return this.options.minReplicaAcks > 0 ? this.confirmGrant(plan, won) : won;
     };
     const lease = batched
       ? await batched.batch.acquire(plan, batched.bounds, viaRedis)
@@ -194,8 +246,16 @@ export abstract class LockShell<
       await this.sendRelease(plan.token).catch(() => {});
       throw signal.reason;
     }
-    if (this.options.minReplicaAcks > 0) await this.confirmGrant(plan);
-    const won = { grant, attempts: 1 };
+    let won: Won = { grant, attempts: 1 };
+    if (this.options.minReplicaAcks > 0) {
+      try {
+        won = await this.confirmGrant(plan, won);
+      } catch (error) {
+        // Gone before it was confirmed: not free for this caller, as any other try that lost.
+        if (error instanceof LockLostError) return null;
+        throw error;
+      }
+    }
     const batched = this.localBatch(plan);
     const lease = batched
       ? batched.batch.hold(plan, won, batched.bounds)
@@ -276,7 +336,7 @@ export abstract class LockShell<
    */
   async extendToken(token: string, ttlMs: number): Promise<boolean> {
     checkToken('token', token);
-    return this.sendExtend(token, checkTtlMs('ttlMs', ttlMs, this.options.driftFactor));
+    return this.backend.extend(token, checkTtlMs('ttlMs', ttlMs, this.options.driftFactor));
   }
 
   /** Asks Redis whether anyone holds the lock (redis_exp_lock's `key_locked?`). */

@@ -1,9 +1,9 @@
 import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
-import { runScript } from '../adapters/run-script.js';
+import { runScript, waitForReplicas } from '../adapters/run-script.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
 import { noReplyError, settleBefore } from '../deadline.js';
-import { RedisUnavailableError } from '../errors.js';
+import { LockError, RedisUnavailableError } from '../errors.js';
 import type { AcquireOptions, LockOptions } from '../options.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
@@ -56,13 +56,14 @@ export abstract class ScriptedLock<
     const { clock, replyTimeoutMs } = this.options;
     const waited = timeoutMs + replyTimeoutMs;
     const reply = await settleBefore(
-      this.context.driver.waitForReplicas(count, timeoutMs),
+      waitForReplicas(this.context, count, timeoutMs),
       clock.now() + waited,
       undefined,
       clock,
       () => {},
     );
     if (reply.kind === 'value') return reply.value;
+    if (reply.kind === 'error' && reply.error instanceof LockError) throw reply.error;
     const cause = reply.kind === 'error' ? reply.error : noReplyError(waited, this.disconnected());
     throw new RedisUnavailableError(this.name, 'WAIT for replicas failed', { cause });
   }

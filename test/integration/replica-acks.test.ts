@@ -10,12 +10,13 @@ import {
   LockLostError,
   Mutex,
   NotReplicatedError,
+  ReadWriteLock,
   RedlockMutex,
   Semaphore,
 } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
-import { abortedWith, nameMaker, until } from '../fixtures/helpers.js';
+import { abortedWith, awaitedLater, nameMaker, until, within } from '../fixtures/helpers.js';
 
 const nextName = nameMaker('replica-acks');
 
@@ -62,32 +63,44 @@ describe('minReplicaAcks', () => {
 
       test('a grant counts once the replica has it; an extension waits for it too', async () => {
         const name = nextName();
-        const lock = new Mutex(test_.client, name, { minReplicaAcks: 1, ttlMs: 1_500 });
+        const lock = new Mutex(test_.client, name, { minReplicaAcks: 1 });
         const before = await waitCalls(primary);
         const lease = await lock.acquire();
         assert.equal(await replica.command('EXISTS', lock.keys.lock), ':1\r\n', 'the replica has the lock');
         assert.equal(await waitCalls(primary), before + 1);
-        // The watchdog's extension (at a third of the TTL) asks again.
-        await until(
-          async () => (await waitCalls(primary)) >= before + 2,
-          'an extension waited for the replica',
-        );
-        assert.equal(lease.isHeld, true);
+        await lease.extend();
+        assert.equal(await waitCalls(primary), before + 2, 'an extension waited for the replica');
         assert.equal(await lease.release(), true);
       });
 
-      test('a grant handed over by another client is confirmed too', async () => {
-        const name = nextName();
-        const lock = new FairMutex(test_.client, name, { minReplicaAcks: 1 });
-        const first = await lock.acquire();
-        const waiting = lock.acquire();
-        await until(async () => (await lock.inspect()).queueLength === 1, 'the second caller waits');
+      test('concurrent callers in one process each get a confirmed grant (no local batch)', async () => {
+        const lock = new Mutex(test_.client, nextName(), { minReplicaAcks: 1 });
         const before = await waitCalls(primary);
-        assert.equal(await first.release(), true);
-        const second = await waiting;
-        assert.equal(await waitCalls(primary), before + 1);
-        assert.ok(second.fencingToken > first.fencingToken);
-        assert.equal(await second.release(), true);
+        await Promise.all([1, 2, 3].map(() => lock.using(async () => {}, { timeoutMs: 30_000 })));
+        assert.equal(await waitCalls(primary), before + 3);
+      });
+
+      test('a grant handed over by another client is confirmed too: unacknowledged, it is refused', async () => {
+        const other = await kind.create(primary.url);
+        try {
+          const name = nextName();
+          const holder = await new FairMutex(other.client, name).acquire();
+          const guarded = new FairMutex(test_.client, name, { minReplicaAcks: 1, replicaAckTimeoutMs: 100 });
+          const waiting = awaitedLater(guarded.acquire({ timeoutMs: 30_000 }));
+          await until(async () => (await guarded.inspect()).queueLength === 1, 'the guarded caller waits');
+          replica.pause();
+          try {
+            assert.equal(await holder.release(), true);
+            await assert.rejects(within(waiting, 20_000, 'the handed-over grant'), NotReplicatedError);
+          } finally {
+            replica.resume();
+          }
+          const lease = await new FairMutex(other.client, name).tryAcquire();
+          assert.ok(lease, 'the refused grant was given back');
+          await lease.release();
+        } finally {
+          await other.close();
+        }
       });
 
       test('no acknowledgement in time: the acquisition fails with NotReplicatedError and the lock is free', async () => {
@@ -113,6 +126,18 @@ describe('minReplicaAcks', () => {
         const lease = await plain.tryAcquire();
         assert.ok(lease, 'the refused grants were given back');
         await lease.release();
+
+        const rw = new ReadWriteLock(test_.client, nextName(), {
+          minReplicaAcks: 1,
+          replicaAckTimeoutMs: 100,
+        });
+        replica.pause();
+        try {
+          await assert.rejects(rw.writeLock().acquire(), NotReplicatedError);
+          await assert.rejects(rw.readLock().tryAcquire(), NotReplicatedError);
+        } finally {
+          replica.resume();
+        }
       });
     });
   }
@@ -130,7 +155,7 @@ describe('minReplicaAcks', () => {
       replica.pause();
       let reason: unknown;
       try {
-        reason = await abortedWith(lease.signal);
+        reason = await within(abortedWith(lease.signal), 20_000, 'the lease is lost');
       } finally {
         replica.resume();
       }

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { type Lease, LockLostError, Mutex } from '../../src/index.js';
+import { abortedWith, awaitedLater, until, within } from '../fixtures/helpers.js';
 import { type SentinelSetup, startSentinels } from '../fixtures/redis-sentinel.js';
 
 describe('Sentinel: ioredis with sentinels', () => {
@@ -48,25 +49,27 @@ describe('Sentinel: ioredis with sentinels', () => {
 
   test('a failover while a lock is held and waited for: no error reaches either caller, the loss is signalled, tokens rise', async () => {
     const name = 'sentinel:failover';
-    const holderLock = new Mutex(client(), name, { ttlMs: 3_000 });
-    const waiterLock = new Mutex(client(), name, { ttlMs: 3_000 });
+    const holderClient = client();
+    const waiterClient = client();
+    const holderLock = new Mutex(holderClient, name, { ttlMs: 3_000 });
+    const waiterLock = new Mutex(waiterClient, name, { ttlMs: 3_000 });
     const held = await holderLock.acquire();
-    const lost = new Promise<unknown>((resolve) =>
-      held.signal.addEventListener('abort', () => resolve(held.signal.reason), { once: true }),
-    );
-    const waiting = waiterLock.acquire({ timeoutMs: 30_000 });
-    // The lock and the waiter's entry are on the replica before the failover starts.
-    await setup.primary().command('WAIT', '1', '1000');
+    const lost = abortedWith(held.signal);
+    const waiting = awaitedLater(waiterLock.acquire({ timeoutMs: 60_000 }));
+    await until(async () => (await waiterClient.llen(waiterLock.keys.queue)) === 1, 'the waiter is queued');
+    // The lock and the waiter's entry are on the replica before the failover starts (WAIT on the
+    // waiter's own connection, which wrote the entry last).
+    assert.equal(await waiterClient.call('WAIT', '1', '5000'), 1);
     await setup.failover();
 
     // Sentinel demotes the old primary seconds after promoting the replica (8 s or more), and the
     // holder's extensions in between went to the old primary: on the new one the lock expired a
     // TTL after the promotion. The holder hears it from its signal once its client reconnects.
-    const reason = await lost;
+    const reason = await within(lost, 30_000, "the holder's signal");
     assert.ok(reason instanceof LockLostError, `the lease's signal says why: ${String(reason)}`);
     assert.equal(await held.release(), false);
 
-    const next: Lease = await waiting;
+    const next: Lease = await within(waiting, 60_000, 'the waiter');
     assert.ok(
       next.fencingToken > held.fencingToken,
       `tokens rise across the failover: ${held.fencingToken} then ${next.fencingToken}`,

@@ -157,6 +157,12 @@ describe('lease', () => {
     const reason = lease.signal.reason as LockLostError;
     assert.equal(reason.reason, 'expired');
     assert.equal((reason.cause as Error).message, 'connection reset');
+    await advance(0);
+    assert.equal(
+      calls.at(-1),
+      'release',
+      'a failed extension may have applied: the token is given back on loss',
+    );
   });
 
   test("onLoss (the library's own watchers) is told once when the lease is lost, at once when it already is, never after release", async () => {
