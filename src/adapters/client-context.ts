@@ -6,7 +6,7 @@ import type { SubscriberHub } from './subscriber-hub.js';
 /**
  * Everything Locksmith keeps per client object, in one place: created on first use, dropped with
  * the client (a WeakMap), shared by every lock on that client. The future home of a shared renewal
- * scheduler and of Cluster's sharded pub/sub (see docs/design.md §11).
+ * scheduler.
  */
 export interface ClientContext {
   /** The client, behind the three-method driver interface. */
@@ -18,8 +18,8 @@ export interface ClientContext {
    * tells whether that process is still there.
    */
   readonly clientId: string;
-  /** What the client talks to. Only a single server is supported yet (cluster clients are refused). */
-  readonly topology: 'standalone';
+  /** What the client talks to: one server, or a Redis Cluster (the driver's). */
+  readonly topology: 'standalone' | 'cluster';
   /** The subscriber connection and its channels, once a waiter needed one (see `hubFor`). */
   hub: SubscriberHub | undefined;
   /** The server check, once started; cleared when it failed in a way a retry may fix. */
@@ -39,10 +39,11 @@ const contexts = new WeakMap<object, ClientContext>();
 export function contextFor(client: unknown): ClientContext {
   const known = client !== null && typeof client === 'object' ? contexts.get(client) : undefined;
   if (known) return known;
+  const driver = createDriver(client);
   const context: ClientContext = {
-    driver: createDriver(client),
+    driver,
     clientId: newToken().slice(0, 16),
-    topology: 'standalone',
+    topology: driver.topology,
     hub: undefined,
     serverCheck: undefined,
     waitingForCheck: 0,
