@@ -1,3 +1,4 @@
+import { SHARDED_CHANNEL_MARK } from '../protocol/keys.js';
 import { newToken } from '../token.js';
 import { createDriver } from './detect.js';
 import type { RedisDriver } from './driver.js';
@@ -15,7 +16,8 @@ export interface ClientContext {
    * A random id for this client object, used in channel names: wake-ups and hand-offs are announced
    * on one channel per client and lock, so a process hears only its own waiters' messages, a busy
    * lock costs each process one subscription (not one per waiter), and PUBLISH's receiver count
-   * tells whether that process is still there.
+   * tells whether that process is still there. A cluster client's starts with
+   * `SHARDED_CHANNEL_MARK`, so the scripts SPUBLISH on its channels (its waiters SSUBSCRIBE).
    */
   readonly clientId: string;
   /** What the client talks to: one server, or a Redis Cluster (the driver's). */
@@ -42,7 +44,10 @@ export function contextFor(client: unknown): ClientContext {
   const driver = createDriver(client);
   const context: ClientContext = {
     driver,
-    clientId: newToken().slice(0, 16),
+    clientId:
+      driver.topology === 'cluster'
+        ? `${SHARDED_CHANNEL_MARK}${newToken().slice(0, 15)}`
+        : newToken().slice(0, 16),
     topology: driver.topology,
     hub: undefined,
     serverCheck: undefined,

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
   ClientClosedError,
+  FairMutex,
   Mutex,
   RedisCommandError,
   RedlockMutex,
@@ -22,8 +23,8 @@ import {
   type TestClient,
 } from '../fixtures/clients.js';
 import { commandCalls } from '../fixtures/commandstats.js';
-import { nameMaker } from '../fixtures/helpers.js';
-import { type RedisCluster, startCluster } from '../fixtures/redis-cluster.js';
+import { awaitedLater, nameMaker, until, within } from '../fixtures/helpers.js';
+import { type RedisCluster, startCluster, startOneNodeCluster } from '../fixtures/redis-cluster.js';
 
 function alive(pid: number): boolean {
   try {
@@ -34,40 +35,32 @@ function alive(pid: number): boolean {
   }
 }
 
-describe('the cluster fixture', () => {
-  let cluster: RedisCluster;
-  before(async () => {
-    cluster = await startCluster();
-  });
-  after(async () => {
-    const pids = cluster?.nodes.map((node) => node.pid) ?? [];
-    await cluster?.stop();
-    assert.deepEqual(pids.filter(alive), [], 'stop() ended every node by its PID');
-  });
-
-  test('3 primaries with a replica each, on loopback ports other than 6379, every slot served', async () => {
-    assert.equal(cluster.nodes.length, 6);
-    assert.ok(cluster.nodes.every((node) => node.host === '127.0.0.1' && node.port !== 6379));
-    const primaries = await cluster.primaries();
-    assert.equal(primaries.length, 3);
-    const replicas = await Promise.all(primaries.map((primary) => cluster.replicaOf(primary)));
-    assert.equal(new Set(replicas.map((r) => r.port)).size, 3, 'one replica per primary');
-    for (const node of cluster.nodes) {
-      const info = await node.command('CLUSTER', 'INFO');
-      assert.match(info, /cluster_state:ok/);
-      assert.match(info, /cluster_slots_ok:16384/);
-    }
-  });
-});
-
-/** A cluster for the rest of this file (the fixture's own checks above use one of their own). */
+/** One cluster for the whole file (started once: about 6 s), and a server for comparisons. */
 let shared: RedisCluster;
 let standalone: RedisServer;
 before(async () => {
   [shared, standalone] = await Promise.all([startCluster(), startRedis()]);
 });
 after(async () => {
+  const pids = shared?.nodes.map((node) => node.pid) ?? [];
   await Promise.all([shared?.stop(), standalone?.stop()]);
+  assert.deepEqual(pids.filter(alive), [], 'stop() ended every node by its PID');
+});
+
+describe('the cluster fixture', () => {
+  test('3 primaries with a replica each, on loopback ports other than 6379, every slot served', async () => {
+    assert.equal(shared.nodes.length, 6);
+    assert.ok(shared.nodes.every((node) => node.host === '127.0.0.1' && node.port !== 6379));
+    const primaries = await shared.primaries();
+    assert.equal(primaries.length, 3);
+    const replicas = await Promise.all(primaries.map((primary) => shared.replicaOf(primary)));
+    assert.equal(new Set(replicas.map((r) => r.port)).size, 3, 'one replica per primary');
+    for (const node of shared.nodes) {
+      const info = await node.command('CLUSTER', 'INFO');
+      assert.match(info, /cluster_state:ok/);
+      assert.match(info, /cluster_slots_ok:16384/);
+    }
+  });
 });
 
 /** The standalone client of the same library, for "the same error as on one server". */
@@ -167,3 +160,111 @@ for (const kind of clusterClientKinds) {
     });
   });
 }
+
+/** Calls of `command` on every node of the cluster since the last CONFIG RESETSTAT. */
+async function callsOf(command: string): Promise<number> {
+  const counts = await Promise.all(
+    shared.nodes.map(async (node) => (await commandCalls(node))[command] ?? 0),
+  );
+  return counts.reduce((sum, n) => sum + n, 0);
+}
+
+/** Whether the lock's channels are sharded channels on the primary serving its slot. */
+async function listensOnShard(lockKey: string): Promise<boolean> {
+  const primary = await shared.primaryFor(lockKey);
+  return (await primary.command('PUBSUB', 'SHARDCHANNELS', `${lockKey}*`)).includes(lockKey);
+}
+
+/** The lock kinds whose scripts publish, one per family of Lua includes (grant-waiter, semaphore-queue). */
+const waitingKinds = [
+  {
+    name: 'Mutex',
+    create: (client: TestClient, lockName: string) => new Mutex(client.client, lockName, { ttlMs: 30_000 }),
+  },
+  {
+    name: 'FairMutex',
+    create: (client: TestClient, lockName: string) =>
+      new FairMutex(client.client, lockName, { ttlMs: 30_000 }),
+  },
+  {
+    name: 'Semaphore',
+    create: (client: TestClient, lockName: string) =>
+      new Semaphore(client.client, lockName, { ttlMs: 30_000, limit: 1 }),
+  },
+];
+
+for (const kind of clusterClientKinds) {
+  describe(`waiting with sharded pub/sub (${kind.name})`, () => {
+    let a: TestClient;
+    let b: TestClient;
+    const name = nameMaker(`shard-${kind.name}`);
+    before(async () => {
+      [a, b] = await Promise.all([kind.create(shared), kind.create(shared)]);
+    });
+    after(async () => {
+      await Promise.all([a?.close(), b?.close()]);
+    });
+
+    for (const lockKind of waitingKinds) {
+      test(`${lockKind.name}: a release wakes the waiter with SPUBLISH on the lock's shard, never PUBLISH`, async () => {
+        // The holder's 30 s TTL is the only other bound on the wait (no retryDelayMs): a waiter
+        // taken for gone (a hand-off counted as reaching nobody) would wait it out.
+        await shared.command('CONFIG', 'RESETSTAT');
+        const held = lockKind.create(a, name());
+        const lease = await held.acquire();
+        const waiting = awaitedLater(lockKind.create(b, held.name).acquire({ timeoutMs: 25_000 }));
+        await until(() => listensOnShard(held.keys.lock), 'the waiter listens on the shard');
+        assert.equal(
+          await a.command('PUBSUB', 'CHANNELS', `${held.keys.lock}*`).then((r) => (r as unknown[]).length),
+          0,
+        );
+        await lease.release();
+        const next = await within(waiting, 10_000, 'the waiter is woken by the release');
+        assert.ok(next.fencingToken > lease.fencingToken);
+        await next.release();
+        assert.ok((await callsOf('spublish')) >= 1, 'the hand-off was SPUBLISHed');
+        assert.equal(await callsOf('publish'), 0, 'no plain PUBLISH in a cluster');
+      });
+    }
+  });
+}
+
+describe('a cluster without sharded pub/sub (SSUBSCRIBE and SPUBLISH renamed away, as before Redis 7)', () => {
+  let server: RedisServer;
+  before(async () => {
+    server = await startOneNodeCluster({
+      args: ['--rename-command', 'SSUBSCRIBE', '', '--rename-command', 'SPUBLISH', ''],
+    });
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  for (const kind of clusterClientKinds) {
+    test(`${kind.name}: waiters fall back to timed polling, and no error reaches the caller`, async () => {
+      const [a, b] = await Promise.all([
+        kind.create({ startupNodes: [server] }),
+        kind.create({ startupNodes: [server] }),
+      ]);
+      try {
+        for (const lockKind of waitingKinds) {
+          const held = lockKind.create(a, `old-redis-${kind.name}-${lockKind.name}`);
+          const lease = await held.acquire();
+          const waiting = awaitedLater(lockKind.create(b, held.name).acquire({ timeoutMs: 20_000 }));
+          // Its SSUBSCRIBE failed, so it polls (every 50 ms); a hand-off whose SPUBLISH the server
+          // refuses is not taken for "nobody listens": the lock is handed over, found at the next poll.
+          await until(
+            async () => Number(await b.command('EXISTS', held.keys.queue)) === 1,
+            'the waiter is queued',
+          );
+          await lease.release();
+          const next = await within(waiting, 10_000, 'the polling waiter takes the lock');
+          assert.ok(next.fencingToken > lease.fencingToken);
+          await next.release();
+        }
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+  }
+});
