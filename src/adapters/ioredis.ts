@@ -71,14 +71,23 @@ function disconnectedReason(client: IoRedisStatus): string | undefined {
     : `the ioredis client has no connection to Redis (status "${client.status}")`;
 }
 
-export function ioRedisDriver(client: IoRedisClient): RedisDriver {
+/** What a `Redis` and a `Cluster` driver share: scripts (a `Cluster` routes them by the first key) and state. */
+function ioRedisCommon(
+  client: IoRedisClient | IoRedisClusterClient,
+): Pick<RedisDriver, 'kind' | 'evalSha' | 'eval' | 'closedReason' | 'disconnectedReason'> {
   return {
     kind: 'ioredis',
-    topology: 'standalone',
     evalSha: (sha1, keys, args) => client.evalsha(sha1, keys.length, ...keys, ...args),
     eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
     closedReason: () => closedReason(client),
     disconnectedReason: () => disconnectedReason(client),
+  };
+}
+
+export function ioRedisDriver(client: IoRedisClient): RedisDriver {
+  return {
+    ...ioRedisCommon(client),
+    topology: 'standalone',
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
       const subscriber = client.duplicate({ ...SUBSCRIBER_OPTIONS });
       // ioredis re-subscribes by itself after a reconnect; errors are reported by the commands
@@ -131,12 +140,8 @@ const CLUSTER_SUBSCRIBER_OPTIONS = Object.freeze({
  */
 export function ioRedisClusterDriver(client: IoRedisClusterClient): RedisDriver {
   return {
-    kind: 'ioredis',
+    ...ioRedisCommon(client),
     topology: 'cluster',
-    evalSha: (sha1, keys, args) => client.evalsha(sha1, keys.length, ...keys, ...args),
-    eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
-    closedReason: () => closedReason(client),
-    disconnectedReason: () => disconnectedReason(client),
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
       const subscriber = client.duplicate([], {
         ...CLUSTER_SUBSCRIBER_OPTIONS,

@@ -24,7 +24,7 @@ import {
   type TestClient,
 } from '../fixtures/clients.js';
 import { commandCalls } from '../fixtures/commandstats.js';
-import { awaitedLater, nameMaker, until, within } from '../fixtures/helpers.js';
+import { awaitedLater, clusterForSuite, nameMaker, until, within } from '../fixtures/helpers.js';
 import { type RedisCluster, startCluster, startOneNodeCluster } from '../fixtures/redis-cluster.js';
 
 function alive(pid: number): boolean {
@@ -81,17 +81,11 @@ function shapeOf(error: unknown): [string, string, string] {
 
 for (const kind of clusterClientKinds) {
   describe(`scripts on a cluster (${kind.name})`, () => {
-    let a: TestClient;
-    let b: TestClient;
+    const clients = clusterForSuite(kind, () => shared);
     const name = nameMaker(`cluster-${kind.name}`);
-    before(async () => {
-      [a, b] = await Promise.all([kind.create(shared), kind.create(shared)]);
-    });
-    after(async () => {
-      await Promise.all([a?.close(), b?.close()]);
-    });
 
     test('locks whose names fall on every primary: acquire, exclude, release, fencing tokens grow', async () => {
+      const { a, b } = clients;
       await shared.command('CONFIG', 'RESETSTAT');
       const names = Array.from({ length: 24 }, () => name());
       for (const lockName of names) {
@@ -112,6 +106,7 @@ for (const kind of clusterClientKinds) {
     });
 
     test('NOSCRIPT on every node falls back to EVAL', async () => {
+      const { a } = clients;
       const semaphore = new Semaphore(a.client, name(), { limit: 2 });
       const first = await semaphore.acquire();
       await shared.command('SCRIPT', 'FLUSH');
@@ -123,6 +118,7 @@ for (const kind of clusterClientKinds) {
     });
 
     test('a refused script: the same typed error and cause as on one server', async () => {
+      const { a } = clients;
       const single = await standaloneOf(kind).create(standalone.url);
       try {
         const shapes = [];
@@ -151,6 +147,7 @@ for (const kind of clusterClientKinds) {
     });
 
     test('RedlockMutex refuses a cluster client as a node', () => {
+      const { a, b } = clients;
       assert.throws(
         () => new RedlockMutex([a.client, b.client], name()),
         (error: unknown) =>
@@ -196,18 +193,12 @@ const waitingKinds = [
 
 for (const kind of clusterClientKinds) {
   describe(`waiting with sharded pub/sub (${kind.name})`, () => {
-    let a: TestClient;
-    let b: TestClient;
+    const clients = clusterForSuite(kind, () => shared);
     const name = nameMaker(`shard-${kind.name}`);
-    before(async () => {
-      [a, b] = await Promise.all([kind.create(shared), kind.create(shared)]);
-    });
-    after(async () => {
-      await Promise.all([a?.close(), b?.close()]);
-    });
 
     for (const lockKind of waitingKinds) {
       test(`${lockKind.name}: a release wakes the waiter with SPUBLISH on the lock's shard, never PUBLISH`, async () => {
+        const { a, b } = clients;
         // The holder's 30 s TTL is the only other bound on the wait (no retryDelayMs): a waiter
         // taken for gone (a hand-off counted as reaching nobody) would wait it out.
         await shared.command('CONFIG', 'RESETSTAT');
@@ -272,15 +263,8 @@ describe('a cluster without sharded pub/sub (SSUBSCRIBE and SPUBLISH renamed awa
 
 for (const kind of clusterClientKinds) {
   describe(`a primary failover while a lock is held and another caller waits (${kind.name})`, () => {
-    let a: TestClient;
-    let b: TestClient;
+    const clients = clusterForSuite(kind, () => shared);
     const name = nameMaker(`failover-${kind.name}`);
-    before(async () => {
-      [a, b] = await Promise.all([kind.create(shared), kind.create(shared)]);
-    });
-    after(async () => {
-      await Promise.all([a?.close(), b?.close()]);
-    });
     // Whether a waiter's sharded subscription follows its shard to the new primary is up to the
     // library (ioredis 6 and node-redis 6 subscribe again, not always at once; ioredis 5 and
     // node-redis 4 and 5 do not), and a hand-off published meanwhile is missed: the waiter then
@@ -288,6 +272,7 @@ for (const kind of clusterClientKinds) {
     const waitOptions = { timeoutMs: 25_000, retryDelayMs: 1_000 };
 
     test('no redirection or script error reaches the caller, each waiter gets its lock, tokens grow', async () => {
+      const { a, b } = clients;
       // One lock of each kind, all in one slot (a name's hash tag ends at its first `}`), so one
       // failover moves them all.
       const slot = name();
