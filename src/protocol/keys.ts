@@ -9,10 +9,11 @@
  * So every script touches one slot and CROSSSLOT cannot happen.
  *
  * Why two different names (or prefixes) never share a key: no suffix contains `}` (they are fixed
- * words, plus client ids in channel names: hex, a cluster client's after an `s`), so in `prefix:{name}suffix` the last `}` is the one
- * after the name. Reading a key back, the prefix is everything before the first `{` (minus the
- * `:`), the name everything between that `{` and the last `}`, the suffix the rest: the key
- * determines all three, so different (prefix, name, suffix) triples give different keys.
+ * words, plus client ids in channel names: hex, a cluster client's after an `s`), so in
+ * `prefix:{name}suffix` the last `}` is the one after the name. Reading a key back, the prefix is
+ * everything before the first `{` (minus the `:`), the name everything between that `{` and the
+ * last `}`, the suffix the rest: the key determines all three, so different (prefix, name,
+ * suffix) triples give different keys.
  * test/unit/keys.test.ts checks both properties on generated names.
  */
 export interface LockKeys {
