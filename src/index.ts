@@ -1,6 +1,8 @@
 export type {
   IoRedisClient,
+  IoRedisClusterClient,
   NodeRedisClient,
+  NodeRedisClusterClient,
   NodeRedisEvalOptions,
   RedisClient,
 } from './adapters/client-types.js';

@@ -1,3 +1,4 @@
+import { SHARDED_CHANNEL_MARK } from '../protocol/keys.js';
 import { newToken } from '../token.js';
 import { createDriver } from './detect.js';
 import type { RedisDriver } from './driver.js';
@@ -6,7 +7,7 @@ import type { SubscriberHub } from './subscriber-hub.js';
 /**
  * Everything Locksmith keeps per client object, in one place: created on first use, dropped with
  * the client (a WeakMap), shared by every lock on that client. The future home of a shared renewal
- * scheduler and of Cluster's sharded pub/sub (see docs/design.md §11).
+ * scheduler.
  */
 export interface ClientContext {
   /** The client, behind the three-method driver interface. */
@@ -15,11 +16,12 @@ export interface ClientContext {
    * A random id for this client object, used in channel names: wake-ups and hand-offs are announced
    * on one channel per client and lock, so a process hears only its own waiters' messages, a busy
    * lock costs each process one subscription (not one per waiter), and PUBLISH's receiver count
-   * tells whether that process is still there.
+   * tells whether that process is still there. A cluster client's starts with
+   * `SHARDED_CHANNEL_MARK`, so the scripts SPUBLISH on its channels (its waiters SSUBSCRIBE).
    */
   readonly clientId: string;
-  /** What the client talks to. Only a single server is supported yet (cluster clients are refused). */
-  readonly topology: 'standalone';
+  /** What the client talks to: one server, or a Redis Cluster (the driver's). */
+  readonly topology: 'standalone' | 'cluster';
   /** The subscriber connection and its channels, once a waiter needed one (see `hubFor`). */
   hub: SubscriberHub | undefined;
   /** The server check, once started; cleared when it failed in a way a retry may fix. */
@@ -39,10 +41,14 @@ const contexts = new WeakMap<object, ClientContext>();
 export function contextFor(client: unknown): ClientContext {
   const known = client !== null && typeof client === 'object' ? contexts.get(client) : undefined;
   if (known) return known;
+  const driver = createDriver(client);
   const context: ClientContext = {
-    driver: createDriver(client),
-    clientId: newToken().slice(0, 16),
-    topology: 'standalone',
+    driver,
+    clientId:
+      driver.topology === 'cluster'
+        ? `${SHARDED_CHANNEL_MARK}${newToken().slice(0, 15)}`
+        : newToken().slice(0, 16),
+    topology: driver.topology,
     hub: undefined,
     serverCheck: undefined,
     waitingForCheck: 0,

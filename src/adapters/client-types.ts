@@ -26,6 +26,29 @@ export interface IoRedisClient {
   readonly status: string;
 }
 
+/**
+ * An ioredis `Cluster` (6, or 5 with the `shardedSubscribers` option): scripts are routed by their
+ * first key, waiters listen with SSUBSCRIBE on Locksmith's own duplicate of it.
+ */
+export interface IoRedisClusterClient {
+  evalsha(sha1: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  /** Opens Locksmith's own subscriber cluster (same startup nodes, sharded subscribers). */
+  duplicate(
+    overrideStartupNodes?: unknown[],
+    overrideOptions?: Record<string, unknown>,
+  ): IoRedisClusterClient;
+  ssubscribe(...channels: string[]): Promise<unknown>;
+  sunsubscribe(...channels: string[]): Promise<unknown>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
+  disconnect(): void;
+  /** true: tells it apart from a `Redis`. */
+  readonly isCluster: boolean;
+  /** 'end' once closed for good. */
+  readonly status: string;
+}
+
 /** How node-redis takes the keys and arguments of EVALSHA and EVAL. */
 export interface NodeRedisEvalOptions {
   keys: string[];
@@ -53,5 +76,31 @@ export interface NodeRedisClient {
   readonly isReady?: boolean;
 }
 
-/** A client Locksmith can lock with: ioredis 5/6, iovalkey, or node-redis 4/5/6. */
-export type RedisClient = IoRedisClient | NodeRedisClient;
+/**
+ * A node-redis `createCluster()` client (v4, v5, v6), connected: scripts are sent with
+ * `sendCommand`, routed by their first key, and waiters listen with `sSubscribe` (SSUBSCRIBE) on
+ * Locksmith's own duplicate of it.
+ */
+export interface NodeRedisClusterClient {
+  /** EVALSHA and EVAL, routed by `firstKey` (v4's `evalSha` routes by no key: a random node). */
+  sendCommand(
+    firstKey: string | undefined,
+    isReadonly: boolean | undefined,
+    args: string[],
+  ): Promise<unknown>;
+  /** Opens Locksmith's own subscriber cluster. */
+  duplicate(overrides?: Record<string, unknown>): NodeRedisClusterClient;
+  connect(): Promise<unknown>;
+  sSubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
+  sUnsubscribe(channel: string): Promise<unknown>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  /** false before `connect()` and after the client was closed. */
+  readonly isOpen: boolean;
+}
+
+/**
+ * A client Locksmith can lock with: ioredis 5/6, iovalkey, or node-redis 4/5/6, for one server; an
+ * ioredis `Cluster` or a node-redis `createCluster()` client for a Redis Cluster (Redis 7 or later
+ * for waiters that do not poll).
+ */
+export type RedisClient = IoRedisClient | NodeRedisClient | IoRedisClusterClient | NodeRedisClusterClient;

@@ -1,29 +1,48 @@
 import { UnsupportedClientError } from '../errors.js';
 import { describeValue } from '../validation.js';
 import type { RedisDriver } from './driver.js';
-import { ioRedisDriver, isIoRedis, isIoRedisCluster } from './ioredis.js';
-import { isLegacyMode, isNodeRedis, nodeRedisComposite, nodeRedisDriver } from './node-redis.js';
+import {
+  hasShardedSubscribers,
+  ioRedisClusterDriver,
+  ioRedisDriver,
+  isIoRedis,
+  isIoRedisCluster,
+} from './ioredis.js';
+import {
+  isLegacyMode,
+  isNodeRedis,
+  isNodeRedisCluster,
+  nodeRedisClusterDriver,
+  nodeRedisComposite,
+  nodeRedisDriver,
+} from './node-redis.js';
 
 const PASS_ONE_SERVER =
-  'Pass a client for one Redis server: an ioredis or iovalkey `Redis`, or a node-redis `createClient()`';
+  'Pass a client for one Redis server (an ioredis or iovalkey `Redis`, or a node-redis `createClient()`) ' +
+  'or for a Redis Cluster (an ioredis `Cluster`, or a node-redis `createCluster()`)';
 
 /**
  * A driver for a client (one per client object: `contextFor` keeps it). Refuses, at construction rather than on the
- * first command, clients Locksmith would misuse: cluster clients (not supported yet), node-redis
- * sentinel clients and pools, and node-redis v4 `legacyMode`. Nothing is sent to refuse them.
+ * first command, clients Locksmith would misuse: a `Cluster` without sharded subscribers (iovalkey),
+ * node-redis sentinel clients and pools, and node-redis v4 `legacyMode`. Nothing is sent to refuse them.
  */
 export function createDriver(client: unknown): RedisDriver {
   if (client === null || typeof client !== 'object') {
     throw new UnsupportedClientError(describeValue(client));
   }
-  if (isIoRedis(client)) {
-    if (isIoRedisCluster(client)) {
+  if (isIoRedisCluster(client) && isIoRedis(client)) {
+    if (!hasShardedSubscribers(client)) {
       throw new UnsupportedClientError(
-        `an ioredis or iovalkey Cluster. Cluster support is not there yet. ${PASS_ONE_SERVER}`,
+        'an ioredis or iovalkey Cluster without sharded pub/sub (no `shardedSubscribers` option: ' +
+          `iovalkey, or an ioredis 5 older than it), which waiters need. ${PASS_ONE_SERVER}`,
       );
     }
+    return ioRedisClusterDriver(client);
+  }
+  if (isIoRedis(client)) {
     return ioRedisDriver(client);
   } else if (isNodeRedis(client)) {
+    if (isNodeRedisCluster(client)) return nodeRedisClusterDriver(client);
     const composite = nodeRedisComposite(client);
     if (composite) {
       throw new UnsupportedClientError(

@@ -6,6 +6,11 @@
 export interface RedisDriver {
   /** Which client library is behind this driver (for diagnostics). */
   readonly kind: 'ioredis' | 'node-redis';
+  /**
+   * What the client talks to: one server, or a Redis Cluster (scripts routed by their first key;
+   * the subscriber connection subscribes with SSUBSCRIBE, on the channel's shard).
+   */
+  readonly topology: 'standalone' | 'cluster';
   /** EVALSHA; rejects with the server's error (including NOSCRIPT) as the client reports it. */
   evalSha(sha1: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** EVAL; also loads the script into the server's cache for later EVALSHA calls. */
@@ -35,6 +40,7 @@ export interface RedisDriver {
 }
 
 export interface SubscriberConnection {
+  /** SUBSCRIBE; SSUBSCRIBE (on the node serving the channel's slot) for a cluster client. */
   subscribe(channel: string): Promise<void>;
   unsubscribe(channel: string): Promise<void>;
   /**

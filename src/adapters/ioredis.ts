@@ -1,4 +1,5 @@
-import type { IoRedisClient } from './client-types.js';
+import { replicaAcksOnClusterError } from '../errors.js';
+import type { IoRedisClient, IoRedisClusterClient } from './client-types.js';
 import type { RedisDriver, SubscriberConnection } from './driver.js';
 
 /**
@@ -12,8 +13,18 @@ export function isIoRedis(client: object): client is IoRedisClient {
 }
 
 /** An ioredis or iovalkey `Cluster`: `isCluster` is true there, false on a `Redis`. */
-export function isIoRedisCluster(client: IoRedisClient): boolean {
+export function isIoRedisCluster(client: object): client is IoRedisClusterClient {
   return (client as { isCluster?: unknown }).isCluster === true;
+}
+
+/**
+ * Whether a `Cluster` can subscribe per shard: its options know `shardedSubscribers` (ioredis 6,
+ * and 5 since the option came; iovalkey 0.4 has none, and its SSUBSCRIBE goes to one random node,
+ * which answers MOVED for the slots it does not serve).
+ */
+export function hasShardedSubscribers(client: IoRedisClusterClient): boolean {
+  const options = (client as { options?: Record<string, unknown> }).options;
+  return options !== undefined && 'shardedSubscribers' in options;
 }
 
 /**
@@ -33,34 +44,52 @@ const SUBSCRIBER_OPTIONS = Object.freeze({
   autoResubscribe: true,
 });
 
-export function ioRedisDriver(client: IoRedisClient): RedisDriver {
+/** ioredis' status, the same on a `Redis` and a `Cluster`. */
+type IoRedisStatus = Pick<IoRedisClient, 'status'>;
+
+function closedReason(client: IoRedisStatus): string | undefined {
+  // 'end' is final: quit()/disconnect(), or the retryStrategy gave up. A lazyConnect client
+  // ('wait') connects on its first command, so it is not closed.
+  if (client.status === 'end') {
+    return (
+      'the ioredis client was closed (quit() or disconnect()) or stopped reconnecting ' +
+      '(its retryStrategy gave up). Call client.connect() again or pass a connected client.'
+    );
+  }
+  // Between quit()/disconnect() and 'end' ioredis marks itself closing (a private field, read
+  // defensively): a command written then (a script's EVAL after its EVALSHA found no script)
+  // reaches a socket the server closed, and ioredis then rejects the caller's own quit().
+  if ((client as unknown as { manuallyClosing?: unknown }).manuallyClosing === true) {
+    return 'the ioredis client is closing (quit() or disconnect() was called)';
+  }
+  return undefined;
+}
+
+// 'wait' (lazyConnect) connects on the first command; 'end' is closedReason's.
+function disconnectedReason(client: IoRedisStatus): string | undefined {
+  return client.status === 'ready' || client.status === 'wait' || client.status === 'end'
+    ? undefined
+    : `the ioredis client has no connection to Redis (status "${client.status}")`;
+}
+
+/** What a `Redis` and a `Cluster` driver share: scripts (a `Cluster` routes them by the first key) and state. */
+function ioRedisCommon(
+  client: IoRedisClient | IoRedisClusterClient,
+): Pick<RedisDriver, 'kind' | 'evalSha' | 'eval' | 'closedReason' | 'disconnectedReason'> {
   return {
     kind: 'ioredis',
     evalSha: (sha1, keys, args) => client.evalsha(sha1, keys.length, ...keys, ...args),
     eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
+    closedReason: () => closedReason(client),
+    disconnectedReason: () => disconnectedReason(client),
+  };
+}
+
+export function ioRedisDriver(client: IoRedisClient): RedisDriver {
+  return {
+    ...ioRedisCommon(client),
+    topology: 'standalone',
     waitForReplicas: async (count, timeoutMs) => Number(await client.call('WAIT', count, timeoutMs)),
-    closedReason: () => {
-      // 'end' is final: quit()/disconnect(), or the retryStrategy gave up. A lazyConnect client
-      // ('wait') connects on its first command, so it is not closed.
-      if (client.status === 'end') {
-        return (
-          'the ioredis client was closed (quit() or disconnect()) or stopped reconnecting ' +
-          '(its retryStrategy gave up). Call client.connect() again or pass a connected client.'
-        );
-      }
-      // Between quit()/disconnect() and 'end' ioredis marks itself closing (a private field, read
-      // defensively): a command written then (a script's EVAL after its EVALSHA found no script)
-      // reaches a socket the server closed, and ioredis then rejects the caller's own quit().
-      if ((client as unknown as { manuallyClosing?: unknown }).manuallyClosing === true) {
-        return 'the ioredis client is closing (quit() or disconnect() was called)';
-      }
-      return undefined;
-    },
-    // 'wait' (lazyConnect) connects on the first command; 'end' is closedReason's.
-    disconnectedReason: () =>
-      client.status === 'ready' || client.status === 'wait' || client.status === 'end'
-        ? undefined
-        : `the ioredis client has no connection to Redis (status "${client.status}")`,
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
       const subscriber = client.duplicate({ ...SUBSCRIBER_OPTIONS });
       // ioredis re-subscribes by itself after a reconnect; errors are reported by the commands
@@ -85,6 +114,54 @@ export function ioRedisDriver(client: IoRedisClient): RedisDriver {
         },
         unsubscribe: async (channel) => {
           await subscriber.unsubscribe(channel);
+        },
+        close: async () => {
+          subscriber.disconnect();
+        },
+      };
+    },
+  };
+}
+
+/**
+ * The subscriber cluster's options: SSUBSCRIBE routed to the subscriber of the channel's shard
+ * (`shardedSubscribers`), queued until the cluster is ready, and channels named as given. The per-node options as for a `Redis`.
+ */
+const CLUSTER_SUBSCRIBER_OPTIONS = Object.freeze({
+  enableOfflineQueue: true,
+  lazyConnect: false,
+  keyPrefix: '',
+  shardedSubscribers: true,
+  redisOptions: { maxRetriesPerRequest: 3, keyPrefix: '' },
+});
+
+/**
+ * An ioredis `Cluster`: EVALSHA and EVAL go to the primary serving the first key's slot (every key
+ * of a lock shares its hash tag), MOVED and ASK are followed by ioredis. Waiters listen on a
+ * duplicate cluster with sharded subscribers: SSUBSCRIBE on the shard of the lock's channel.
+ */
+export function ioRedisClusterDriver(client: IoRedisClusterClient): RedisDriver {
+  return {
+    ...ioRedisCommon(client),
+    topology: 'cluster',
+    waitForReplicas: () => Promise.reject(replicaAcksOnClusterError()),
+    async openSubscriber(onMessage): Promise<SubscriberConnection> {
+      const subscriber = client.duplicate([], {
+        ...CLUSTER_SUBSCRIBER_OPTIONS,
+        redisOptions: { ...CLUSTER_SUBSCRIBER_OPTIONS.redisOptions },
+      });
+      subscriber.on('error', () => {});
+      subscriber.on('smessage', onMessage);
+      return {
+        // Its connections are one per primary and change with the topology: they are not
+        // unreferenced while idle, so an idle subscriber keeps a process up until the hub closes it
+        // (its last channel's linger, 1 s).
+        keepAlive: () => {},
+        subscribe: async (channel) => {
+          await subscriber.ssubscribe(channel);
+        },
+        unsubscribe: async (channel) => {
+          await subscriber.sunsubscribe(channel);
         },
         close: async () => {
           subscriber.disconnect();

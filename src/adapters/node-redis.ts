@@ -1,4 +1,5 @@
-import type { NodeRedisClient, NodeRedisEvalOptions } from './client-types.js';
+import { replicaAcksOnClusterError } from '../errors.js';
+import type { NodeRedisClient, NodeRedisClusterClient, NodeRedisEvalOptions } from './client-types.js';
 import type { RedisDriver, SubscriberConnection } from './driver.js';
 
 /**
@@ -27,16 +28,25 @@ export function isLegacyMode(client: NodeRedisClient): boolean {
   return (client as NodeRedisInternals).options?.legacyMode === true;
 }
 
+/** A node-redis `createCluster()` client (v4, v5, v6): it routes commands by slot. */
+export function isNodeRedisCluster(
+  client: NodeRedisClient,
+): client is NodeRedisClient & NodeRedisClusterClient {
+  const c = client as { nodeClient?: unknown; getSlotMaster?: unknown; sSubscribe?: unknown };
+  return (
+    (typeof c.nodeClient === 'function' || typeof c.getSlotMaster === 'function') &&
+    typeof c.sSubscribe === 'function'
+  );
+}
+
 /**
  * What node-redis builds on its clients but Locksmith cannot lock with, or a description of it:
- * `createCluster()` (v4, v5, v6) routes by slot; `createSentinel()` (v5, v6) and
- * `createClientPool()` (v5, v6) spread commands over connections Locksmith does not choose.
- * `undefined` for a plain `createClient()` client.
+ * `createSentinel()` (v5, v6) and `createClientPool()` (v5, v6) spread commands over connections
+ * Locksmith does not choose. `undefined` for a plain `createClient()` client (and a cluster client:
+ * see `isNodeRedisCluster`).
  */
 export function nodeRedisComposite(client: NodeRedisClient): string | undefined {
-  const c = client as { nodeClient?: unknown; getSlotMaster?: unknown; getSentinelNode?: unknown };
-  if (typeof c.nodeClient === 'function' || typeof c.getSlotMaster === 'function')
-    return 'a node-redis cluster client (createCluster())';
+  const c = client as { getSentinelNode?: unknown };
   if (typeof c.getSentinelNode === 'function') return 'a node-redis sentinel client (createSentinel())';
   if (typeof (client as { duplicate?: unknown }).duplicate !== 'function' && 'totalClients' in client)
     return 'a node-redis client pool (createClientPool())';
@@ -54,17 +64,16 @@ const SUBSCRIBER_OPTIONS = Object.freeze({ disableOfflineQueue: false, legacyMod
 /** How long opening the subscriber connection may take before it is given up and closed. */
 const SUBSCRIBER_CONNECT_MS = 10_000;
 
-export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
-  const options = (keys: readonly string[], args: readonly string[]): NodeRedisEvalOptions => ({
-    keys: [...keys],
-    arguments: [...args],
-  });
+const evalOptions = (keys: readonly string[], args: readonly string[]): NodeRedisEvalOptions => ({
+  keys: [...keys],
+  arguments: [...args],
+});
+
+/** What a node-redis client and cluster client share: they say whether they are open alike. */
+type NodeRedisState = Pick<NodeRedisClient, 'isOpen' | 'isReady'>;
+
+function nodeRedisState(client: NodeRedisState): Pick<RedisDriver, 'closedReason' | 'disconnectedReason'> {
   return {
-    kind: 'node-redis',
-    evalSha: (sha1, keys, args) => client.evalSha(sha1, options(keys, args)),
-    eval: (source, keys, args) => client.eval(source, options(keys, args)),
-    waitForReplicas: async (count, timeoutMs) =>
-      Number(await client.sendCommand(['WAIT', String(count), String(timeoutMs)])),
     closedReason: () =>
       // isOpen stays true while node-redis reconnects; it is false before connect() and after
       // quit()/disconnect()/destroy(), when no command will ever be sent.
@@ -72,39 +81,68 @@ export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
         ? undefined
         : 'the node-redis client is not open: call `await client.connect()` before using it ' +
           '(or it was closed with quit(), close(), disconnect() or destroy()).',
-    // isReady is false while the socket is down and node-redis reconnects (isOpen stays true).
+    // isReady is false while the socket is down and node-redis reconnects (isOpen stays true). A
+    // v4 or v5 cluster client has no isReady.
     disconnectedReason: () =>
       client.isOpen && client.isReady === false
         ? 'the node-redis client has no connection to Redis (it is reconnecting)'
         : undefined,
+  };
+}
+
+/** What the adapter calls on the subscriber it duplicated (a client or a cluster client). */
+interface Duplicated {
+  connect(): Promise<unknown>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  destroy?: () => void;
+  disconnect?: () => Promise<void>;
+}
+
+/**
+ * Connects Locksmith's duplicate; `close` ends it. connect() keeps retrying while the server is
+ * unreachable: bound it, and close what it opened, so a failed subscriber never keeps reconnecting
+ * (and the process alive) on its own.
+ */
+async function connectSubscriber(subscriber: Duplicated): Promise<() => Promise<void>> {
+  // node-redis emits 'error' on every socket error and reconnects (re-subscribing) by itself;
+  // without a listener the event would crash the process.
+  subscriber.on('error', () => {});
+  const close = async () => {
+    if (typeof subscriber.destroy === 'function') subscriber.destroy();
+    else await subscriber.disconnect?.();
+  };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      subscriber.connect(),
+      new Promise((_resolve, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`subscriber connection not open after ${SUBSCRIBER_CONNECT_MS} ms`)),
+          SUBSCRIBER_CONNECT_MS,
+        );
+      }),
+    ]);
+  } catch (error) {
+    await close().catch(() => {});
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  return close;
+}
+
+export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
+  return {
+    kind: 'node-redis',
+    topology: 'standalone',
+    evalSha: (sha1, keys, args) => client.evalSha(sha1, evalOptions(keys, args)),
+    eval: (source, keys, args) => client.eval(source, evalOptions(keys, args)),
+    waitForReplicas: async (count, timeoutMs) =>
+      Number(await client.sendCommand(['WAIT', String(count), String(timeoutMs)])),
+    ...nodeRedisState(client),
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
       const subscriber = (client as NodeRedisInternals).duplicate({ ...SUBSCRIBER_OPTIONS });
-      // node-redis emits 'error' on every socket error and reconnects (re-subscribing) by itself;
-      // without a listener the event would crash the process.
-      subscriber.on('error', () => {});
-      const close = async () => {
-        if (typeof subscriber.destroy === 'function') subscriber.destroy();
-        else await subscriber.disconnect?.();
-      };
-      // connect() keeps retrying while the server is unreachable: bound it, and close what it
-      // opened, so a failed subscriber never keeps reconnecting (and the process alive) on its own.
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        await Promise.race([
-          subscriber.connect(),
-          new Promise((_resolve, reject) => {
-            timer = setTimeout(
-              () => reject(new Error(`subscriber connection not open after ${SUBSCRIBER_CONNECT_MS} ms`)),
-              SUBSCRIBER_CONNECT_MS,
-            );
-          }),
-        ]);
-      } catch (error) {
-        await close().catch(() => {});
-        throw error;
-      } finally {
-        clearTimeout(timer);
-      }
+      const close = await connectSubscriber(subscriber);
       return {
         subscribe: async (channel) => {
           await subscriber.subscribe(channel, (message, from) => onMessage(from, message));
@@ -113,6 +151,42 @@ export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
           await subscriber.unsubscribe(channel);
         },
         keepAlive: (alive) => (alive ? subscriber.ref() : subscriber.unref()),
+        close,
+      };
+    },
+  };
+}
+
+/**
+ * A node-redis `createCluster()` client: EVALSHA and EVAL go to the primary serving the first key's
+ * slot (every key of a lock shares its hash tag), MOVED and ASK are followed by node-redis. Waiters
+ * listen on a duplicate cluster client with `sSubscribe` (SSUBSCRIBE, on the channel's shard).
+ */
+export function nodeRedisClusterDriver(client: NodeRedisClusterClient): RedisDriver {
+  return {
+    kind: 'node-redis',
+    topology: 'cluster',
+    // sendCommand routes by the key it is given, in every version (v4's evalSha by none).
+    evalSha: (sha1, keys, args) =>
+      client.sendCommand(keys[0], false, ['EVALSHA', sha1, String(keys.length), ...keys, ...args]),
+    eval: (source, keys, args) =>
+      client.sendCommand(keys[0], false, ['EVAL', source, String(keys.length), ...keys, ...args]),
+    waitForReplicas: () => Promise.reject(replicaAcksOnClusterError()),
+    ...nodeRedisState(client as unknown as NodeRedisState),
+    async openSubscriber(onMessage): Promise<SubscriberConnection> {
+      const subscriber = client.duplicate() as NodeRedisClusterClient & Duplicated;
+      const close = await connectSubscriber(subscriber);
+      return {
+        subscribe: async (channel) => {
+          await subscriber.sSubscribe(channel, (message, from) => onMessage(from, message));
+        },
+        unsubscribe: async (channel) => {
+          await subscriber.sUnsubscribe(channel);
+        },
+        // Its connections are one per shard and change with the topology: not unreferenced while
+        // idle (an idle subscriber keeps a process up until the hub closes it, 1 s after its last
+        // channel).
+        keepAlive: () => {},
         close,
       };
     },

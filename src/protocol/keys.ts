@@ -9,10 +9,11 @@
  * So every script touches one slot and CROSSSLOT cannot happen.
  *
  * Why two different names (or prefixes) never share a key: no suffix contains `}` (they are fixed
- * words, plus hex client ids in channel names), so in `prefix:{name}suffix` the last `}` is the one
- * after the name. Reading a key back, the prefix is everything before the first `{` (minus the
- * `:`), the name everything between that `{` and the last `}`, the suffix the rest: the key
- * determines all three, so different (prefix, name, suffix) triples give different keys.
+ * words, plus client ids in channel names: hex, a cluster client's after an `s`), so in
+ * `prefix:{name}suffix` the last `}` is the one after the name. Reading a key back, the prefix is
+ * everything before the first `{` (minus the `:`), the name everything between that `{` and the
+ * last `}`, the suffix the rest: the key determines all three, so different (prefix, name,
+ * suffix) triples give different keys.
  * test/unit/keys.test.ts checks both properties on generated names.
  */
 export interface LockKeys {
@@ -44,9 +45,20 @@ export interface LockKeys {
    * same on every server, so they all hand a release to the same waiter; see placed-line.lua).
    */
   readonly line: string;
-  /** Prefix of the channels hand-offs are announced on (one per client: `…:granted:<id>`). */
+  /**
+   * Prefix of the channels hand-offs are announced on (one per client: `…:granted:<client id>`).
+   * A cluster client's id starts with `SHARDED_CHANNEL_MARK`: see there.
+   */
   readonly grantedChannelPrefix: string;
 }
+
+/**
+ * How a channel says that its waiters listen with SSUBSCRIBE (a cluster client's: sharded pub/sub,
+ * on the lock's shard): its last segment, the client id, starts with this letter (other client
+ * ids are hex, and no segment after the name's `}` holds a `:` but the suffix's own). The scripts
+ * then publish on it with SPUBLISH, whose receiver count is the shard's (include/notify.lua).
+ */
+export const SHARDED_CHANNEL_MARK = 's';
 
 export function lockKeys(prefix: string, name: string): LockKeys {
   const base = `${prefix}:{${name}}`;

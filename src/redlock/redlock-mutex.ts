@@ -10,7 +10,7 @@ import {
   type LocalBatch,
   localBatchFor,
 } from '../batching/local-batch.js';
-import { QuorumError } from '../errors.js';
+import { QuorumError, UnsupportedClientError } from '../errors.js';
 import type { EffectiveOptions } from '../options.js';
 import type { Plan } from '../plan.js';
 import type { Waiter } from '../primitives/hand-off-waiter.js';
@@ -75,6 +75,14 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const list = checkClientList('clients', clients);
     const checkedName = checkName('name', name);
     const contexts = list.map((client) => contextFor(client));
+    if (contexts.some((node) => node.topology === 'cluster')) {
+      // Not tried: Redlock's servers are independent Redis servers, each a node of the quorum;
+      // one Redis Cluster is one deployment, for a Mutex or any other kind.
+      throw new UnsupportedClientError(
+        'a cluster client (an ioredis Cluster or a node-redis createCluster()) as a RedlockMutex node. ' +
+          'Pass one client per independent Redis server, or use a Mutex on the cluster client',
+      );
+    }
     super(checkedName, resolveRedlockOptions(options));
     this.nodes = new QuorumNodes(checkedName, contexts);
     this.keys = lockKeys(this.options.prefix, checkedName);

@@ -22,12 +22,29 @@ import {
 import type { ContractLock, LockKind } from '../../tools/lock-kinds/registry.js';
 import type { ClientKind, TestClient } from '../fixtures/clients.js';
 import { resetStats, scriptCalls } from '../fixtures/commandstats.js';
-import { abortedWith, awaitedLater, nameMaker, redisForSuite, until, within } from '../fixtures/helpers.js';
+import {
+  abortedWith,
+  awaitedLater,
+  type Deployment,
+  nameMaker,
+  redisForSuite,
+  type SuiteRedis,
+  until,
+  within,
+} from '../fixtures/helpers.js';
 import { lockKeyIsFree } from '../fixtures/lock-value.js';
 
-export function lockContract(lockKind: LockKind, kind: ClientKind): void {
+/**
+ * The contract of `lockKind` on clients of `kind`: on a redis-server of the block's own, or on what
+ * `deployment` sets up instead (a cluster: `clusterForSuite`).
+ */
+export function lockContract(
+  lockKind: LockKind,
+  kind: Pick<ClientKind, 'name'>,
+  deployment: () => SuiteRedis<Deployment> = () => redisForSuite(kind as ClientKind),
+): void {
   describe(`${lockKind.name} contract (${kind.name})`, () => {
-    const redis = redisForSuite(kind);
+    const redis = deployment();
     const name = nameMaker(`${lockKind.name}-${kind.name}`);
     const lock = (client: TestClient, lockName: string, options?: Parameters<LockKind['create']>[2]) =>
       lockKind.create(client.client, lockName, options);
@@ -467,13 +484,12 @@ export function lockContract(lockKind: LockKind, kind: ClientKind): void {
       const waiting = awaitedLater(contender(redis.b, mutex.name).acquire({ timeoutMs: 25_000 }));
       await waitersAre(mutex, 1);
       // The channels this lock's waiters listen on (a waiter whose SUBSCRIBE the kill below cut off
-      // would wait by polling instead: a different scenario).
+      // would wait by polling instead: a different scenario): plain ones, or a cluster client's
+      // sharded ones (asked of every node; before Redis 7, SHARDCHANNELS is an error reply).
       const channels = `${mutex.keys.lock}*`;
-      const listening = async () => {
-        // node-redis fails commands sent while its socket is closing: ask again.
-        const names = await redis.a.command('PUBSUB', 'CHANNELS', channels).catch(() => []);
-        return (names as unknown[]).length > 0;
-      };
+      const listening = async () =>
+        (await server.command('PUBSUB', 'CHANNELS', channels)).includes(mutex.keys.lock) ||
+        (await server.command('PUBSUB', 'SHARDCHANNELS', channels)).includes(mutex.keys.lock);
       await until(listening, 'the waiter listens');
       await server.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
       await server.command('CLIENT', 'KILL', 'TYPE', 'normal');

@@ -3,12 +3,12 @@
  * of every supported client library are accepted without casts, and a non-client is a compile
  * error (each `@ts-expect-error` fails the type check if the line beneath it compiles).
  */
-import { Redis as IORedis6 } from 'ioredis';
-import { Redis as IORedis5 } from 'ioredis5';
+import { Redis as IORedis6, Cluster as IORedis6Cluster } from 'ioredis';
+import { Redis as IORedis5, Cluster as IORedis5Cluster } from 'ioredis5';
 import { Redis as IOValkey } from 'iovalkey';
-import { createClient as createClientV6 } from 'redis';
-import { createClient as createClientV4 } from 'redis4';
-import { createClient as createClientV5 } from 'redis5';
+import { createClient as createClientV6, createCluster as createClusterV6 } from 'redis';
+import { createClient as createClientV4, createCluster as createClusterV4 } from 'redis4';
+import { createClient as createClientV5, createCluster as createClusterV5 } from 'redis5';
 import {
   acquireLockWithTimeout,
   FairMutex,
@@ -30,6 +30,11 @@ const supported = {
   nodeRedisV5: createClientV5({ url }),
   nodeRedisV5Resp3: createClientV5({ url, RESP: 3 }),
   nodeRedisV4: createClientV4({ url }),
+  ioredis6Cluster: new IORedis6Cluster([url]),
+  ioredis5Cluster: new IORedis5Cluster([url], { shardedSubscribers: true }),
+  nodeRedisV6Cluster: createClusterV6({ rootNodes: [{ url }] }),
+  nodeRedisV5Cluster: createClusterV5({ rootNodes: [{ url }] }),
+  nodeRedisV4Cluster: createClusterV4({ rootNodes: [{ url }] }),
 };
 
 export function acceptsEverySupportedClient(): void {

@@ -12,6 +12,7 @@ import { scripts } from '../../src/protocol/scripts.js';
 function driverWith(closed: () => string | undefined, sent: string[]): RedisDriver {
   return {
     kind: 'ioredis',
+    topology: 'standalone',
     evalSha: () => {
       sent.push('evalsha');
       return Promise.reject(new Error('NOSCRIPT No matching script. Please use EVAL.'));

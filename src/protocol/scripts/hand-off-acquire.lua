@@ -34,6 +34,7 @@
 -- #include next-fence.lua
 -- #include holder.lua
 -- #include arrival-queue.lua
+-- #include notify.lua
 -- #include grant-waiter.lua
 -- #include acquire-or-queue.lua
 local t, now = server_time()

@@ -31,6 +31,7 @@
 -- #include next-fence.lua
 -- #include holder.lua
 -- #include arrival-queue.lua
+-- #include notify.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4], tonumber(ARGV[3] or '0')), 1)

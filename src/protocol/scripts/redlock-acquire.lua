@@ -37,6 +37,7 @@
 -- #include next-fence.lua
 -- #include holder.lua
 -- #include placed-line.lua
+-- #include notify.lua
 -- #include grant-waiter.lua
 -- #include acquire-or-queue.lua
 local t, now = server_time()

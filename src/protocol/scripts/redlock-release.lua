@@ -18,6 +18,7 @@
 -- #include next-fence.lua
 -- #include holder.lua
 -- #include placed-line.lua
+-- #include notify.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
 local line = placed_line(KEYS[3], KEYS[4], nil, tonumber(ARGV[3]), tonumber(ARGV[4]))

@@ -18,6 +18,7 @@
 -- #include next-fence.lua
 -- #include holder.lua
 -- #include arrival-queue.lua
+-- #include notify.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
 -- #include reentrant-holds.lua

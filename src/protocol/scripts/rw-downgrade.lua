@@ -13,6 +13,7 @@
 -- #include server-time.lua
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
+-- #include notify.lua
 -- #include semaphore-queue.lua
 local t, now = server_time()
 local limit = tonumber(ARGV[2])

@@ -14,6 +14,7 @@
 -- #include server-time.lua
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
+-- #include notify.lua
 -- #include semaphore-queue.lua
 local t, now = server_time()
 local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}

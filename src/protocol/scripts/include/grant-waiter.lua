@@ -1,6 +1,7 @@
 -- grant-waiter: hands a hand-off lock to a waiter of its queue (on a release, or when an acquire
 -- finds the lock free with waiters ahead).
--- Needs: next_fence (next-fence.lua), store_holder (holder.lua); reads no KEYS or ARGV.
+-- Needs: next_fence (next-fence.lua), store_holder (holder.lua), notify (notify.lua); reads no KEYS
+-- or ARGV.
 -- Provides: hand_off_lock(lock_key, fence_key, queue, fence_step_us) -> the lock table the hand-off
 -- functions take (fence_step_us: next_fence's step); grant_waiter and grant_next_waiter, below.
 -- `queue` is a queue table from arrival_queue (arrival-queue.lua) or placed_line (placed-line.lua),
@@ -31,7 +32,7 @@ local function grant_waiter(lock, entry, from, prev, t, now, skip_unreached)
   local fence = next_fence(lock.fence, t, from and from.fence, lock.fence_step_us)
   local reached = 1
   if entry.channel ~= '' then
-    reached = redis.pcall('publish', entry.channel,
+    reached = notify(entry.channel,
       entry.token .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
   end
   if skip_unreached and reached == 0 then
@@ -60,7 +61,7 @@ local function grant_next_waiter(lock, from, skip, prev, t, now, skip_unreached)
     local first = queue:first_not_due(now, skip)
     if not first then break end
     if not queue.wakes_first or first.channel == '' then return nil, false end
-    local reached = redis.pcall('publish', first.channel, first.token .. ':free')
+    local reached = notify(first.channel, first.token .. ':free')
     if not skip_unreached or reached ~= 0 then return nil, false end
     queue:pop_live(now, skip, nil)
   end

@@ -1,6 +1,7 @@
 -- semaphore-queue: a Semaphore's FIFO queue of waiters, and handing permits to them (the Semaphore
 -- scripts that grant permits, and rw-downgrade.lua).
--- Needs: next_fence (next-fence.lua), hold_for (semaphore-holders.lua); reads no KEYS or ARGV.
+-- Needs: next_fence (next-fence.lua), hold_for (semaphore-holders.lua), notify (notify.lua); reads
+-- no KEYS or ARGV.
 -- Provides: current_limit(limit_key, given), grant(keys, holders, token, permits, ttl, label, t, now),
 -- leave_queue(keys, token), drop_over_limit(keys, limit), serve(keys, holders, limit, t, now, me),
 -- queue_entry(deadline, ttl, permits, channel, label), below (and its helpers decode_entry, refuse).
@@ -49,7 +50,7 @@ end
 -- learns it then, from that attempt's reply).
 local function refuse(token, channel, limit)
   if channel ~= '' then
-    redis.pcall('publish', channel, token .. ':over:' .. string.format('%d', limit))
+    notify(channel, token .. ':over:' .. string.format('%d', limit))
   end
 end
 
@@ -93,7 +94,7 @@ local function serve(keys, holders, limit, t, now, me)
     if live then
       local fence = grant(keys, holders, head, entry.permits, entry.ttl, entry.label, t, now)
       if entry.channel ~= '' then
-        redis.pcall('publish', entry.channel,
+        notify(entry.channel,
           head .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
       end
     elseif alive then
