@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
-// Peer clients are never bundled: users bring their own ioredis or node-redis.
-const clients = ['ioredis', 'iovalkey', 'redis', '@redis/client'];
+// Peer clients are never bundled: users bring their own ioredis, node-redis or Valkey GLIDE.
+const clients = ['ioredis', 'iovalkey', 'redis', '@redis/client', '@valkey/valkey-glide'];
 
 export default defineConfig([
   {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Tarball smoke test (`npm run smoke:pack [-- path/to/redis-locksmith-x.y.z.tgz]`): installs the
 // packed package the way a user would, into a scratch project outside the repo, together with every
-// supported client, and runs an ESM and a CommonJS example per client (scripts/smoke/) against a
+// supported client (Valkey GLIDE's cluster client aside), and runs an ESM and a CommonJS example per client (scripts/smoke/) against a
 // redis-server of its own. It catches what the tests on src/ cannot: a tarball without dist/, broken
 // `exports` for either module system, a client major the adapter no longer fits, a process that does
 // not exit once the user has closed their client.
@@ -29,8 +29,10 @@ const clients = [
   { alias: 'redis4', spec: 'npm:redis@^4', family: 'redis' },
   { alias: 'redis5', spec: 'npm:redis@^5', family: 'redis' },
   { alias: 'redis6', spec: 'npm:redis@^6', family: 'redis' },
+  // Under its own name: its native core comes as an optional dependency for the platform.
+  { alias: '@valkey/valkey-glide', spec: 'npm:@valkey/valkey-glide@^2.5', family: '@valkey/valkey-glide' },
 ];
-const fixtureOf = { ioredis: 'ioredis', redis: 'node-redis' };
+const fixtureOf = { ioredis: 'ioredis', redis: 'node-redis', '@valkey/valkey-glide': 'valkey-glide' };
 const formats = ['mjs', 'cjs'];
 /** Per example; generous because the CI machine is shared. A hang (a client left open) fails here. */
 const exampleTimeoutMs = 30_000;
@@ -159,7 +161,8 @@ function typeCheckConsumers(dir) {
 }
 
 async function runExample(dir, client, format, url) {
-  const name = `${client.alias}.${format}`;
+  // A scoped alias names a directory: `@valkey/valkey-glide` runs as `valkey-valkey-glide.mjs`.
+  const name = `${client.alias.replace(/^@/, '').replace(/\//g, '-')}.${format}`;
   const source = readFileSync(join(fixtures, `${fixtureOf[client.family]}.${format}`), 'utf8');
   // Only the client's module specifier changes: `from 'redis'` / `require('redis')` → the alias.
   const specifier = new RegExp(`(['"])${client.family}\\1`, 'g');

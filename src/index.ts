@@ -5,6 +5,8 @@ export type {
   NodeRedisClusterClient,
   NodeRedisEvalOptions,
   RedisClient,
+  ValkeyGlideClient,
+  ValkeyGlideClusterClient,
 } from './adapters/client-types.js';
 export type { LocalBatchOptions } from './batching/batch-options.js';
 export type { Clock } from './clock.js';

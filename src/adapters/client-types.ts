@@ -1,7 +1,7 @@
 /**
  * The clients users pass in, described structurally: only the members Locksmith calls, so the
- * published declarations name neither ioredis nor node-redis (both stay optional peers, and a
- * project that installs one never needs the other's types). Runtime detection (`detect.ts`) looks
+ * published declarations name none of ioredis, node-redis and Valkey GLIDE (all stay optional peers,
+ * and a project that installs one never needs the others' types). Runtime detection (`detect.ts`) looks
  * at the same members.
  */
 
@@ -99,8 +99,43 @@ export interface NodeRedisClusterClient {
 }
 
 /**
- * A client Locksmith can lock with: ioredis 5/6, iovalkey, or node-redis 4/5/6, for one server; an
- * ioredis `Cluster` or a node-redis `createCluster()` client for a Redis Cluster (Redis 7 or later
- * for waiters that do not poll).
+ * A Valkey GLIDE `GlideClient` (`@valkey/valkey-glide` 2.5), created with `await
+ * GlideClient.createClient(...)`. Scripts go out with `customCommand`; waiters listen on Locksmith's
+ * own client, created from this one's options (GLIDE has no `duplicate()`).
  */
-export type RedisClient = IoRedisClient | NodeRedisClient | IoRedisClusterClient | NodeRedisClusterClient;
+export interface ValkeyGlideClient {
+  /** Any command: EVALSHA, EVAL and WAIT, replies decoded as strings (GLIDE's `Decoder.String`). */
+  customCommand(args: string[], options?: { decoder?: number }): Promise<unknown>;
+  /** SUBSCRIBE after creation (GLIDE 2.3 and later), confirmed within `timeoutMs`. */
+  subscribe(channels: Iterable<string>, timeoutMs: number): Promise<void>;
+  unsubscribe(channels: Iterable<string> | null, timeoutMs: number): Promise<void>;
+  close(): void;
+}
+
+/**
+ * A Valkey GLIDE `GlideClusterClient` (2.5): scripts are routed to the primary of their first key's
+ * slot, waiters listen with SSUBSCRIBE on Locksmith's own cluster client.
+ */
+export interface ValkeyGlideClusterClient {
+  /** EVALSHA and EVAL, routed to the primary serving `route.key`'s slot. */
+  customCommand(
+    args: string[],
+    options?: { decoder?: number; route?: { type: 'primarySlotKey'; key: string } },
+  ): Promise<unknown>;
+  ssubscribe(channels: Iterable<string>, timeoutMs: number): Promise<void>;
+  sunsubscribe(channels: Iterable<string> | null, timeoutMs: number): Promise<void>;
+  close(): void;
+}
+
+/**
+ * A client Locksmith can lock with: ioredis 5/6, iovalkey, node-redis 4/5/6 or a Valkey GLIDE
+ * `GlideClient`, for one server; an ioredis `Cluster`, a node-redis `createCluster()` client or a
+ * `GlideClusterClient` for a Redis Cluster (Redis 7 or later for waiters that do not poll).
+ */
+export type RedisClient =
+  | IoRedisClient
+  | NodeRedisClient
+  | ValkeyGlideClient
+  | IoRedisClusterClient
+  | NodeRedisClusterClient
+  | ValkeyGlideClusterClient;

@@ -16,15 +16,24 @@ import {
   nodeRedisComposite,
   nodeRedisDriver,
 } from './node-redis.js';
+import {
+  glideClusterDriver,
+  glideDriver,
+  hasDynamicPubSub,
+  isGlide,
+  isGlideCluster,
+} from './valkey-glide.js';
 
 const PASS_ONE_SERVER =
-  'Pass a client for one Redis server (an ioredis or iovalkey `Redis`, or a node-redis `createClient()`) ' +
-  'or for a Redis Cluster (an ioredis `Cluster`, or a node-redis `createCluster()`)';
+  'Pass a client for one Redis server (an ioredis or iovalkey `Redis`, a node-redis `createClient()`, or a ' +
+  'Valkey GLIDE `GlideClient`) or for a Redis Cluster (an ioredis `Cluster`, a node-redis `createCluster()`, ' +
+  'or a `GlideClusterClient`)';
 
 /**
  * A driver for a client (one per client object: `contextFor` keeps it). Refuses, at construction rather than on the
  * first command, clients Locksmith would misuse: a `Cluster` without sharded subscribers (iovalkey),
- * node-redis sentinel clients and pools, and node-redis v4 `legacyMode`. Nothing is sent to refuse them.
+ * node-redis sentinel clients and pools, node-redis v4 `legacyMode`, and Valkey GLIDE clients that
+ * cannot subscribe after creation (before 2.3). Nothing is sent to refuse them.
  */
 export function createDriver(client: unknown): RedisDriver {
   if (client === null || typeof client !== 'object') {
@@ -41,6 +50,14 @@ export function createDriver(client: unknown): RedisDriver {
   }
   if (isIoRedis(client)) {
     return ioRedisDriver(client);
+  } else if (isGlide(client)) {
+    if (!hasDynamicPubSub(client)) {
+      throw new UnsupportedClientError(
+        'a Valkey GLIDE client that cannot subscribe after it was created (GLIDE before 2.3), which ' +
+          'waiters need. Use @valkey/valkey-glide 2.5 or later',
+      );
+    }
+    return isGlideCluster(client) ? glideClusterDriver(client) : glideDriver(client);
   } else if (isNodeRedis(client)) {
     if (isNodeRedisCluster(client)) return nodeRedisClusterDriver(client);
     const composite = nodeRedisComposite(client);
@@ -61,6 +78,6 @@ export function createDriver(client: unknown): RedisDriver {
     return nodeRedisDriver(client);
   }
   throw new UnsupportedClientError(
-    `an object without evalsha/evalSha (${client.constructor?.name ?? 'Object'})`,
+    `an object without evalsha/evalSha/customCommand (${client.constructor?.name ?? 'Object'})`,
   );
 }

@@ -5,7 +5,7 @@
  */
 export interface RedisDriver {
   /** Which client library is behind this driver (for diagnostics). */
-  readonly kind: 'ioredis' | 'node-redis';
+  readonly kind: 'ioredis' | 'node-redis' | 'valkey-glide';
   /**
    * What the client talks to: one server, or a Redis Cluster (scripts routed by their first key;
    * the subscriber connection subscribes with SSUBSCRIBE, on the channel's shard).

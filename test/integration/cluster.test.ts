@@ -19,6 +19,7 @@ import {
   type ClientKind,
   type ClusterClientKind,
   clusterClientKinds,
+  glideKind,
   ioredisKind,
   nodeRedisV6Kind,
   type TestClient,
@@ -66,7 +67,11 @@ describe('the cluster fixture', () => {
 
 /** The standalone client of the same library, for "the same error as on one server". */
 const standaloneOf = (kind: ClusterClientKind): ClientKind =>
-  kind.name.startsWith('ioredis') ? ioredisKind : nodeRedisV6Kind;
+  kind.name.startsWith('ioredis')
+    ? ioredisKind
+    : kind.name.startsWith('valkey-glide')
+      ? glideKind
+      : nodeRedisV6Kind;
 
 /** What a rejection looks like to a user: its class, code and the start of its cause's message. */
 function shapeOf(error: unknown): [string, string, string] {

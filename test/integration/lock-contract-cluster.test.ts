@@ -1,15 +1,15 @@
 /**
  * The lock contract (test/suites/lock-contract.ts) on a real Redis Cluster, 3 primaries with a
  * replica each (one cluster for the file): every lock kind but the RedlockMutex (which refuses
- * cluster clients: test/integration/cluster.test.ts), on the ioredis Cluster and on the node-redis
+ * cluster clients: test/integration/cluster.test.ts), on the ioredis Cluster, on the node-redis
  * v4 cluster client (the one whose evalSha cannot route, so the adapter's own routing is covered;
- * v5 and v6 share its adapter). Each test's lock names are fresh, so they fall on many slots, and
- * on every primary.
+ * v5 and v6 share its adapter) and on Valkey GLIDE's `GlideClusterClient` (routed by the adapter
+ * too). Each test's lock names are fresh, so they fall on many slots, and on every primary.
  */
 import { after, before } from 'node:test';
 import * as sources from '../../src/index.js';
 import { lockKinds } from '../../tools/lock-kinds/registry.js';
-import { ioredisClusterKind6, nodeRedisClusterV4Kind } from '../fixtures/clients.js';
+import { glideClusterKind, ioredisClusterKind6, nodeRedisClusterV4Kind } from '../fixtures/clients.js';
 import { clusterForSuite } from '../fixtures/helpers.js';
 import { type RedisCluster, startCluster } from '../fixtures/redis-cluster.js';
 import { lockContract } from '../suites/lock-contract.js';
@@ -24,7 +24,7 @@ after(async () => {
 
 for (const lockKind of lockKinds(sources)) {
   if (lockKind.name === 'RedlockMutex') continue;
-  for (const kind of [ioredisClusterKind6, nodeRedisClusterV4Kind]) {
+  for (const kind of [ioredisClusterKind6, nodeRedisClusterV4Kind, glideClusterKind]) {
     lockContract(lockKind, kind, () => clusterForSuite(kind, () => cluster));
   }
 }

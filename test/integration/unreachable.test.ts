@@ -11,7 +11,7 @@ import { Redis as IORedis } from 'ioredis';
 import { FairMutex, Mutex, RedisUnavailableError } from '../../src/index.js';
 import { startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
-import { clientKinds } from '../fixtures/clients.js';
+import { clientKinds, loadGlide } from '../fixtures/clients.js';
 import { nameMaker, until, within } from '../fixtures/helpers.js';
 
 const freshName = nameMaker('unreachable');
@@ -94,6 +94,29 @@ describe('Redis unreachable (ioredis, a server that was never there)', () => {
       assertUnavailable(await within(rejection(acquiring), 10_000, 'acquire'), 'acquire');
     } finally {
       client.disconnect();
+    }
+  });
+});
+
+describe('Redis unreachable (valkey-glide lazyConnect, a server that was never there)', () => {
+  // GLIDE's createClient() fails when it cannot connect, unless `lazyConnect`: then the client is
+  // handed over and its first command connects, and fails after GLIDE's connectionTimeout (2 s).
+  test('acquire() and tryAcquire() end in RedisUnavailableError with a cause, not a timeout', async () => {
+    const server = await startRedis();
+    const { port } = server;
+    await server.stop();
+    const { GlideClient } = await loadGlide();
+    const client = await GlideClient.createClient({
+      addresses: [{ host: '127.0.0.1', port }],
+      lazyConnect: true,
+    });
+    try {
+      const mutex = new Mutex(client, freshName(), { replyTimeoutMs: 500 });
+      assertUnavailable(await within(rejection(mutex.tryAcquire()), 10_000, 'tryAcquire'), 'tryAcquire');
+      const acquiring = mutex.acquire({ timeoutMs: 2_000 });
+      assertUnavailable(await within(rejection(acquiring), 10_000, 'acquire'), 'acquire');
+    } finally {
+      client.close();
     }
   });
 });

@@ -3,6 +3,7 @@
  * of every supported client library are accepted without casts, and a non-client is a compile
  * error (each `@ts-expect-error` fails the type check if the line beneath it compiles).
  */
+import type { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
 import { Redis as IORedis6, Cluster as IORedis6Cluster } from 'ioredis';
 import { Redis as IORedis5, Cluster as IORedis5Cluster } from 'ioredis5';
 import { Redis as IOValkey } from 'iovalkey';
@@ -20,6 +21,9 @@ import {
 } from '../../src/index.js';
 
 declare const url: string;
+/** GLIDE clients are created with `await GlideClient.createClient(...)`: declared, not awaited here. */
+declare const glide: GlideClient;
+declare const glideCluster: GlideClusterClient;
 
 const supported = {
   ioredis6: new IORedis6(url),
@@ -35,6 +39,8 @@ const supported = {
   nodeRedisV6Cluster: createClusterV6({ rootNodes: [{ url }] }),
   nodeRedisV5Cluster: createClusterV5({ rootNodes: [{ url }] }),
   nodeRedisV4Cluster: createClusterV4({ rootNodes: [{ url }] }),
+  glide,
+  glideCluster,
 };
 
 export function acceptsEverySupportedClient(): void {
