@@ -4,6 +4,7 @@ export type {
   NodeRedisClient,
   NodeRedisClusterClient,
   NodeRedisEvalOptions,
+  NodeRedisSentinelClient,
   RedisClient,
 } from './adapters/client-types.js';
 export type { LocalBatchOptions } from './batching/batch-options.js';

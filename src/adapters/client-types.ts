@@ -56,8 +56,8 @@ export interface NodeRedisEvalOptions {
 }
 
 /**
- * A node-redis `createClient()` client (v4, v5, v6), connected. Cluster clients, client pools,
- * sentinel clients and v4 `legacyMode` clients are refused when a lock is created.
+ * A node-redis `createClient()` client (v4, v5, v6), connected. Client pools and v4 `legacyMode`
+ * clients are refused when a lock is created.
  */
 export interface NodeRedisClient {
   evalSha(sha1: string, options: NodeRedisEvalOptions): Promise<unknown>;
@@ -99,8 +99,40 @@ export interface NodeRedisClusterClient {
 }
 
 /**
- * A client Locksmith can lock with: ioredis 5/6, iovalkey, or node-redis 4/5/6, for one server; an
- * ioredis `Cluster` or a node-redis `createCluster()` client for a Redis Cluster (Redis 7 or later
- * for waiters that do not poll).
+ * A node-redis `createSentinel()` client (v5, v6), connected: it finds the primary through the
+ * Sentinels and follows it across a failover. Scripts and WAIT go to the primary (WAIT with
+ * `sendCommand`), and waiters listen on its own pub/sub connection, which node-redis moves to the
+ * new primary with their subscriptions.
  */
-export type RedisClient = IoRedisClient | NodeRedisClient | IoRedisClusterClient | NodeRedisClusterClient;
+export interface NodeRedisSentinelClient {
+  evalSha(sha1: string, options: NodeRedisEvalOptions): Promise<unknown>;
+  eval(script: string, options: NodeRedisEvalOptions): Promise<unknown>;
+  /** Any command, to the primary unless `isReadonly` (Locksmith sends WAIT with it). */
+  sendCommand(isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
+  /**
+   * Removes `listener` only; the channel is unsubscribed once no listener is left. (node-redis types
+   * this listener for either buffer mode: it takes whatever a message may be.)
+   */
+  unsubscribe(channel: string, listener: (message: unknown, channel: unknown) => unknown): Promise<unknown>;
+  /** Tells it apart from a `createClient()` client. */
+  getSentinelNode(): unknown;
+  getMasterNode(): unknown;
+  /** false before `connect()` and after the client was closed. */
+  readonly isOpen: boolean;
+  /** false while it looks for the primary again (a failover) or is not connected yet. */
+  readonly isReady: boolean;
+}
+
+/**
+ * A client Locksmith can lock with: ioredis 5/6, iovalkey, or node-redis 4/5/6, for one server; an
+ * ioredis client with `sentinels` or a node-redis `createSentinel()` client (v5, v6) for a primary
+ * behind Sentinel; an ioredis `Cluster` or a node-redis `createCluster()` client for a Redis Cluster
+ * (Redis 7 or later for waiters that do not poll).
+ */
+export type RedisClient =
+  | IoRedisClient
+  | NodeRedisClient
+  | NodeRedisSentinelClient
+  | IoRedisClusterClient
+  | NodeRedisClusterClient;

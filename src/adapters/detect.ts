@@ -12,19 +12,22 @@ import {
   isLegacyMode,
   isNodeRedis,
   isNodeRedisCluster,
+  isNodeRedisSentinel,
   nodeRedisClusterDriver,
   nodeRedisComposite,
   nodeRedisDriver,
+  nodeRedisSentinelDriver,
 } from './node-redis.js';
 
 const PASS_ONE_SERVER =
-  'Pass a client for one Redis server (an ioredis or iovalkey `Redis`, or a node-redis `createClient()`) ' +
+  'Pass a client for one Redis server (an ioredis or iovalkey `Redis`, or a node-redis `createClient()`), ' +
+  'for a primary behind Sentinel (ioredis `sentinels`, or a node-redis `createSentinel()`) ' +
   'or for a Redis Cluster (an ioredis `Cluster`, or a node-redis `createCluster()`)';
 
 /**
  * A driver for a client (one per client object: `contextFor` keeps it). Refuses, at construction rather than on the
  * first command, clients Locksmith would misuse: a `Cluster` without sharded subscribers (iovalkey),
- * node-redis sentinel clients and pools, and node-redis v4 `legacyMode`. Nothing is sent to refuse them.
+ * node-redis client pools, and node-redis v4 `legacyMode`. Nothing is sent to refuse them.
  */
 export function createDriver(client: unknown): RedisDriver {
   if (client === null || typeof client !== 'object') {
@@ -43,6 +46,7 @@ export function createDriver(client: unknown): RedisDriver {
     return ioRedisDriver(client);
   } else if (isNodeRedis(client)) {
     if (isNodeRedisCluster(client)) return nodeRedisClusterDriver(client);
+    if (isNodeRedisSentinel(client)) return nodeRedisSentinelDriver(client);
     const composite = nodeRedisComposite(client);
     if (composite) {
       throw new UnsupportedClientError(

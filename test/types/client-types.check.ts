@@ -6,9 +6,17 @@
 import { Redis as IORedis6, Cluster as IORedis6Cluster } from 'ioredis';
 import { Redis as IORedis5, Cluster as IORedis5Cluster } from 'ioredis5';
 import { Redis as IOValkey } from 'iovalkey';
-import { createClient as createClientV6, createCluster as createClusterV6 } from 'redis';
+import {
+  createClient as createClientV6,
+  createCluster as createClusterV6,
+  createSentinel as createSentinelV6,
+} from 'redis';
 import { createClient as createClientV4, createCluster as createClusterV4 } from 'redis4';
-import { createClient as createClientV5, createCluster as createClusterV5 } from 'redis5';
+import {
+  createClient as createClientV5,
+  createCluster as createClusterV5,
+  createSentinel as createSentinelV5,
+} from 'redis5';
 import {
   acquireLockWithTimeout,
   FairMutex,
@@ -20,6 +28,7 @@ import {
 } from '../../src/index.js';
 
 declare const url: string;
+const sentinelRootNodes = [{ host: '127.0.0.1', port: 26379 }];
 
 const supported = {
   ioredis6: new IORedis6(url),
@@ -35,6 +44,9 @@ const supported = {
   nodeRedisV6Cluster: createClusterV6({ rootNodes: [{ url }] }),
   nodeRedisV5Cluster: createClusterV5({ rootNodes: [{ url }] }),
   nodeRedisV4Cluster: createClusterV4({ rootNodes: [{ url }] }),
+  nodeRedisV6Sentinel: createSentinelV6({ name: 'mymaster', sentinelRootNodes }),
+  nodeRedisV6SentinelResp2: createSentinelV6({ name: 'mymaster', sentinelRootNodes, RESP: 2 }),
+  nodeRedisV5Sentinel: createSentinelV5({ name: 'mymaster', sentinelRootNodes }),
 };
 
 export function acceptsEverySupportedClient(): void {
