@@ -1,9 +1,11 @@
 export type {
   IoRedisClient,
   IoRedisClusterClient,
+  IoRedisClusterNode,
   NodeRedisClient,
   NodeRedisClusterClient,
   NodeRedisEvalOptions,
+  NodeRedisNodeClient,
   NodeRedisSentinelClient,
   RedisClient,
 } from './adapters/client-types.js';

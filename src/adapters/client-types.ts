@@ -6,8 +6,8 @@
  */
 
 /**
- * An ioredis `Redis` (5, 6) or an iovalkey `Redis` (the Valkey project's fork, same API).
- * An ioredis or iovalkey `Cluster` has these members too but is refused when a lock is created.
+ * An ioredis `Redis` (5, 6) or an iovalkey `Redis` (the Valkey project's fork, same API), also one
+ * that finds its primary through Sentinel (`sentinels`).
  */
 export interface IoRedisClient {
   evalsha(sha1: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
@@ -43,10 +43,23 @@ export interface IoRedisClusterClient {
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
   disconnect(): void;
+  /** Per slot, the `host:port` of its primary first (WAIT goes to that node). */
+  readonly slots: readonly (readonly string[] | undefined)[];
+  /** The primaries' connections, one `Redis` per node (the ones keyed commands go through). */
+  nodes(role: 'master'): IoRedisClusterNode[];
+  /** Its `keyPrefix`, if any: part of the key a command is routed by. */
+  readonly options?: { readonly keyPrefix?: string };
   /** true: tells it apart from a `Redis`. */
   readonly isCluster: boolean;
   /** 'end' once closed for good. */
   readonly status: string;
+}
+
+/** One node's connection in an ioredis `Cluster`. */
+export interface IoRedisClusterNode {
+  readonly options: { readonly host?: string; readonly port?: number };
+  /** Any command, on this node's connection (Locksmith sends WAIT with it). */
+  call(command: string, ...args: (string | number)[]): Promise<unknown>;
 }
 
 /** How node-redis takes the keys and arguments of EVALSHA and EVAL. */
@@ -94,8 +107,18 @@ export interface NodeRedisClusterClient {
   sSubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
   sUnsubscribe(channel: string): Promise<unknown>;
   on(event: 'error', listener: (error: Error) => void): unknown;
+  /** Per slot, its primary (`master`) as the client knows it now. */
+  readonly slots: readonly ({ readonly master: unknown } | undefined)[];
+  /** The client it sends a node's commands over (WAIT goes to the slot primary's). */
+  nodeClient(node: unknown): NodeRedisNodeClient | Promise<NodeRedisNodeClient>;
   /** false before `connect()` and after the client was closed. */
   readonly isOpen: boolean;
+}
+
+/** One node's client in a node-redis cluster client. */
+export interface NodeRedisNodeClient {
+  /** Any command, on this node's connection (Locksmith sends WAIT with it). */
+  sendCommand(args: string[]): Promise<unknown>;
 }
 
 /**

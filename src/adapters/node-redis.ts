@@ -1,4 +1,3 @@
-import { replicaAcksOnClusterError } from '../errors.js';
 import type {
   NodeRedisClient,
   NodeRedisClusterClient,
@@ -6,6 +5,7 @@ import type {
   NodeRedisSentinelClient,
 } from './client-types.js';
 import type { RedisDriver, SubscriberConnection } from './driver.js';
+import { keySlot } from './key-slot.js';
 
 /**
  * What the adapter reads beyond the public shape: how to close its own subscriber connection
@@ -161,7 +161,7 @@ export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
     kind: 'node-redis',
     topology: 'standalone',
     ...nodeRedisScripts(client),
-    waitForReplicas: async (count, timeoutMs) =>
+    waitForReplicas: async (_key, count, timeoutMs) =>
       Number(await client.sendCommand(['WAIT', String(count), String(timeoutMs)])),
     ...nodeRedisState(client),
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
@@ -197,7 +197,7 @@ export function nodeRedisSentinelDriver(client: NodeRedisSentinelClient): RedisD
     ...nodeRedisScripts(client),
     // Not read-only: to the primary. With `masterPoolSize` 1 (the default) or `reserveClient` it is
     // the connection the scripts went through; a larger pool may send it over another one.
-    waitForReplicas: async (count, timeoutMs) =>
+    waitForReplicas: async (_key, count, timeoutMs) =>
       Number(await client.sendCommand(false, ['WAIT', String(count), String(timeoutMs)])),
     ...nodeRedisState(client),
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
@@ -229,9 +229,29 @@ export function nodeRedisSentinelDriver(client: NodeRedisSentinelClient): RedisD
 }
 
 /**
+ * WAIT on the connection a node-redis cluster client sends `key`'s commands over: the node client of
+ * `slots[slot].master`, the one `sendCommand(key, ...)` picks (v4, v5, v6; one client per node).
+ * Not `sendCommand(key, false, ['WAIT', ...])`: v6 sends WAIT to every primary by its command
+ * policy (all shards, the smallest count), whatever the key.
+ */
+async function waitOnSlotMaster(
+  client: NodeRedisClusterClient,
+  key: string,
+  count: number,
+  timeoutMs: number,
+): Promise<number> {
+  const slot = keySlot(key);
+  const master = client.slots[slot]?.master;
+  if (!master) throw new Error(`the node-redis cluster client knows no master for slot ${slot} (not ready?)`);
+  const node = await client.nodeClient(master);
+  return Number(await node.sendCommand(['WAIT', String(count), String(timeoutMs)]));
+}
+
+/**
  * A node-redis `createCluster()` client: EVALSHA and EVAL go to the primary serving the first key's
- * slot (every key of a lock shares its hash tag), MOVED and ASK are followed by node-redis. Waiters
- * listen on a duplicate cluster client with `sSubscribe` (SSUBSCRIBE, on the channel's shard).
+ * slot (every key of a lock shares its hash tag), MOVED and ASK are followed by node-redis; WAIT to
+ * that primary's connection (`waitOnSlotMaster`). Waiters listen on a duplicate cluster client with
+ * `sSubscribe` (SSUBSCRIBE, on the channel's shard).
  */
 export function nodeRedisClusterDriver(client: NodeRedisClusterClient): RedisDriver {
   return {
@@ -242,7 +262,7 @@ export function nodeRedisClusterDriver(client: NodeRedisClusterClient): RedisDri
       client.sendCommand(keys[0], false, ['EVALSHA', sha1, String(keys.length), ...keys, ...args]),
     eval: (source, keys, args) =>
       client.sendCommand(keys[0], false, ['EVAL', source, String(keys.length), ...keys, ...args]),
-    waitForReplicas: () => Promise.reject(replicaAcksOnClusterError()),
+    waitForReplicas: (key, count, timeoutMs) => waitOnSlotMaster(client, key, count, timeoutMs),
     ...nodeRedisState(client as unknown as NodeRedisState),
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
       const subscriber = client.duplicate() as NodeRedisClusterClient & Duplicated;
