@@ -208,16 +208,6 @@ export class UnsupportedClientError extends LockError {
   }
 }
 
-/**
- * WAIT takes no key, so a cluster client would send it to any primary, not the lock's: a lock with
- * `minReplicaAcks` refuses a cluster client when it is made (and a cluster driver refuses WAIT).
- */
-export function replicaAcksOnClusterError(): UnsupportedClientError {
-  return new UnsupportedClientError(
-    "a cluster client with `minReplicaAcks`: Locksmith cannot send WAIT to the primary of a lock's slot yet. Use `minReplicaAcks: 0` on a cluster",
-  );
-}
-
 /** The server is older than Locksmith needs (Redis 5: ZPOPMIN, script effects replication). */
 export class UnsupportedServerError extends LockError {
   override readonly name = 'UnsupportedServerError';

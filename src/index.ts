@@ -1,9 +1,12 @@
 export type {
   IoRedisClient,
   IoRedisClusterClient,
+  IoRedisClusterNode,
   NodeRedisClient,
   NodeRedisClusterClient,
   NodeRedisEvalOptions,
+  NodeRedisNodeClient,
+  NodeRedisSentinelClient,
   RedisClient,
   ValkeyGlideClient,
   ValkeyGlideClusterClient,

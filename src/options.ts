@@ -91,7 +91,8 @@ export interface LockOptions {
    * Replicas that must acknowledge a grant and each extension (Redis `WAIT`) before Locksmith counts
    * it: a shortfall within `replicaAckTimeoutMs` gives the lock back and rejects the acquisition
    * with `NotReplicatedError`, or fails the extension (retried while the lease is valid). `0`: off.
-   * For a primary with replicas (Sentinel); it narrows, but does not close, the window in which a
+   * For a primary with replicas (Sentinel, or each shard of a Redis Cluster, where `WAIT` goes to
+   * the primary of the lock's slot); it narrows, but does not close, the window in which a
    * failover loses a lock. Each guarded grant costs two more round trips, each extension one.
    * @default 0
    */

@@ -17,8 +17,11 @@ const PERMANENT_SERVER_ERROR =
  */
 const ANOTHER_COMMANDS_REPLY = /^(ERR unknown subcommand|NOPROTO)\b/i;
 
-/** `ERR` errors that are about the moment, not the command. */
-const TRANSIENT_ERR = /^ERR max number of clients reached/;
+/**
+ * `ERR` errors that are about the moment, not the command: too many clients, or a WAIT that reached
+ * a node that is a replica now (a cluster client whose slot map is behind a failover).
+ */
+const TRANSIENT_ERR = /^ERR (max number of clients reached|WAIT cannot be used with replica instances)/;
 
 /**
  * Turns a rejection from a client into what it means for Locksmith: a `LockError` for anything a

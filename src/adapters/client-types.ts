@@ -6,8 +6,8 @@
  */
 
 /**
- * An ioredis `Redis` (5, 6) or an iovalkey `Redis` (the Valkey project's fork, same API).
- * An ioredis or iovalkey `Cluster` has these members too but is refused when a lock is created.
+ * An ioredis `Redis` (5, 6) or an iovalkey `Redis` (the Valkey project's fork, same API), also one
+ * that finds its primary through Sentinel (`sentinels`).
  */
 export interface IoRedisClient {
   evalsha(sha1: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
@@ -43,10 +43,23 @@ export interface IoRedisClusterClient {
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
   disconnect(): void;
+  /** Per slot, the `host:port` of its primary first (WAIT goes to that node). */
+  readonly slots: readonly (readonly string[] | undefined)[];
+  /** The primaries' connections, one `Redis` per node (the ones keyed commands go through). */
+  nodes(role: 'master'): IoRedisClusterNode[];
+  /** Its `keyPrefix`, if any: part of the key a command is routed by. */
+  readonly options?: { readonly keyPrefix?: string };
   /** true: tells it apart from a `Redis`. */
   readonly isCluster: boolean;
   /** 'end' once closed for good. */
   readonly status: string;
+}
+
+/** One node's connection in an ioredis `Cluster`. */
+export interface IoRedisClusterNode {
+  readonly options: { readonly host?: string; readonly port?: number };
+  /** Any command, on this node's connection (Locksmith sends WAIT with it). */
+  call(command: string, ...args: (string | number)[]): Promise<unknown>;
 }
 
 /** How node-redis takes the keys and arguments of EVALSHA and EVAL. */
@@ -56,8 +69,8 @@ export interface NodeRedisEvalOptions {
 }
 
 /**
- * A node-redis `createClient()` client (v4, v5, v6), connected. Cluster clients, client pools,
- * sentinel clients and v4 `legacyMode` clients are refused when a lock is created.
+ * A node-redis `createClient()` client (v4, v5, v6), connected. Client pools and v4 `legacyMode`
+ * clients are refused when a lock is created.
  */
 export interface NodeRedisClient {
   evalSha(sha1: string, options: NodeRedisEvalOptions): Promise<unknown>;
@@ -94,8 +107,44 @@ export interface NodeRedisClusterClient {
   sSubscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
   sUnsubscribe(channel: string): Promise<unknown>;
   on(event: 'error', listener: (error: Error) => void): unknown;
+  /** Per slot, its primary (`master`) as the client knows it now. */
+  readonly slots: readonly ({ readonly master: unknown } | undefined)[];
+  /** The client it sends a node's commands over (WAIT goes to the slot primary's). */
+  nodeClient(node: unknown): NodeRedisNodeClient | Promise<NodeRedisNodeClient>;
   /** false before `connect()` and after the client was closed. */
   readonly isOpen: boolean;
+}
+
+/** One node's client in a node-redis cluster client. */
+export interface NodeRedisNodeClient {
+  /** Any command, on this node's connection (Locksmith sends WAIT with it). */
+  sendCommand(args: string[]): Promise<unknown>;
+}
+
+/**
+ * A node-redis `createSentinel()` client (v5, v6), connected: it finds the primary through the
+ * Sentinels and follows it across a failover. Scripts and WAIT go to the primary (WAIT with
+ * `sendCommand`), and waiters listen on its own pub/sub connection, which node-redis moves to the
+ * new primary with their subscriptions.
+ */
+export interface NodeRedisSentinelClient {
+  evalSha(sha1: string, options: NodeRedisEvalOptions): Promise<unknown>;
+  eval(script: string, options: NodeRedisEvalOptions): Promise<unknown>;
+  /** Any command, to the primary unless `isReadonly` (Locksmith sends WAIT with it). */
+  sendCommand(isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string, channel: string) => void): Promise<unknown>;
+  /**
+   * Removes `listener` only; the channel is unsubscribed once no listener is left. (node-redis types
+   * this listener for either buffer mode: it takes whatever a message may be.)
+   */
+  unsubscribe(channel: string, listener: (message: unknown, channel: unknown) => unknown): Promise<unknown>;
+  /** Tells it apart from a `createClient()` client. */
+  getSentinelNode(): unknown;
+  getMasterNode(): unknown;
+  /** false before `connect()` and after the client was closed. */
+  readonly isOpen: boolean;
+  /** false while it looks for the primary again (a failover) or is not connected yet. */
+  readonly isReady: boolean;
 }
 
 /**
@@ -129,12 +178,15 @@ export interface ValkeyGlideClusterClient {
 
 /**
  * A client Locksmith can lock with: ioredis 5/6, iovalkey, node-redis 4/5/6 or a Valkey GLIDE
- * `GlideClient`, for one server; an ioredis `Cluster`, a node-redis `createCluster()` client or a
- * `GlideClusterClient` for a Redis Cluster (Redis 7 or later for waiters that do not poll).
+ * `GlideClient`, for one server; an ioredis client with `sentinels` or a node-redis
+ * `createSentinel()` client (v5, v6) for a primary behind Sentinel; an ioredis `Cluster`, a
+ * node-redis `createCluster()` client or a `GlideClusterClient` for a Redis Cluster (Redis 7 or
+ * later for waiters that do not poll).
  */
 export type RedisClient =
   | IoRedisClient
   | NodeRedisClient
+  | NodeRedisSentinelClient
   | ValkeyGlideClient
   | IoRedisClusterClient
   | NodeRedisClusterClient

@@ -12,9 +12,11 @@ import {
   isLegacyMode,
   isNodeRedis,
   isNodeRedisCluster,
+  isNodeRedisSentinel,
   nodeRedisClusterDriver,
   nodeRedisComposite,
   nodeRedisDriver,
+  nodeRedisSentinelDriver,
 } from './node-redis.js';
 import {
   glideClusterDriver,
@@ -26,14 +28,15 @@ import {
 
 const PASS_ONE_SERVER =
   'Pass a client for one Redis server (an ioredis or iovalkey `Redis`, a node-redis `createClient()`, or a ' +
-  'Valkey GLIDE `GlideClient`) or for a Redis Cluster (an ioredis `Cluster`, a node-redis `createCluster()`, ' +
+  'Valkey GLIDE `GlideClient`), for a primary behind Sentinel (ioredis `sentinels`, or a node-redis ' +
+  '`createSentinel()`) or for a Redis Cluster (an ioredis `Cluster`, a node-redis `createCluster()`, ' +
   'or a `GlideClusterClient`)';
 
 /**
  * A driver for a client (one per client object: `contextFor` keeps it). Refuses, at construction rather than on the
  * first command, clients Locksmith would misuse: a `Cluster` without sharded subscribers (iovalkey),
- * node-redis sentinel clients and pools, node-redis v4 `legacyMode`, and Valkey GLIDE clients that
- * cannot subscribe after creation (before 2.3). Nothing is sent to refuse them.
+ * node-redis client pools, node-redis v4 `legacyMode`, and Valkey GLIDE clients that cannot
+ * subscribe after creation (before 2.3). Nothing is sent to refuse them.
  */
 export function createDriver(client: unknown): RedisDriver {
   if (client === null || typeof client !== 'object') {
@@ -60,6 +63,7 @@ export function createDriver(client: unknown): RedisDriver {
     return isGlideCluster(client) ? glideClusterDriver(client) : glideDriver(client);
   } else if (isNodeRedis(client)) {
     if (isNodeRedisCluster(client)) return nodeRedisClusterDriver(client);
+    if (isNodeRedisSentinel(client)) return nodeRedisSentinelDriver(client);
     const composite = nodeRedisComposite(client);
     if (composite) {
       throw new UnsupportedClientError(

@@ -16,10 +16,13 @@ export interface RedisDriver {
   /** EVAL; also loads the script into the server's cache for later EVALSHA calls. */
   eval(source: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /**
-   * `WAIT count timeoutMs` on the client's connection: how many replicas acknowledged its writes so
-   * far (the one command that is not a script: Redis refuses WAIT inside one).
+   * `WAIT count timeoutMs` on the connection that ran the scripts of `key` (the lock's key): how many
+   * replicas acknowledged that connection's writes so far (the one command that is not a script:
+   * Redis refuses WAIT inside one). On one server that is the client's connection and `key` does
+   * not matter; on a cluster it is the client's connection to the primary serving `key`'s slot (as
+   * the client knows the slots now).
    */
-  waitForReplicas(count: number, timeoutMs: number): Promise<number>;
+  waitForReplicas(key: string, count: number, timeoutMs: number): Promise<number>;
   /**
    * Why the client cannot send commands and will not by itself (closed, never connected), with
    * what to do about it; undefined when it can or will (connected, connecting, reconnecting).

@@ -1,6 +1,6 @@
-import { replicaAcksOnClusterError } from '../errors.js';
 import type { IoRedisClient, IoRedisClusterClient } from './client-types.js';
 import type { RedisDriver, SubscriberConnection } from './driver.js';
+import { keySlot } from './key-slot.js';
 
 /**
  * An ioredis (5, 6) or iovalkey client, told apart from node-redis by its lower-case `evalsha` and
@@ -89,7 +89,7 @@ export function ioRedisDriver(client: IoRedisClient): RedisDriver {
   return {
     ...ioRedisCommon(client),
     topology: 'standalone',
-    waitForReplicas: async (count, timeoutMs) => Number(await client.call('WAIT', count, timeoutMs)),
+    waitForReplicas: async (_key, count, timeoutMs) => Number(await client.call('WAIT', count, timeoutMs)),
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
       const subscriber = client.duplicate({ ...SUBSCRIBER_OPTIONS });
       // ioredis re-subscribes by itself after a reconnect; errors are reported by the commands
@@ -136,15 +136,39 @@ const CLUSTER_SUBSCRIBER_OPTIONS = Object.freeze({
 });
 
 /**
+ * WAIT on the connection an ioredis `Cluster` sends `key`'s commands over: its node for the slot's
+ * primary. ioredis keeps one `Redis` per node (`nodes()`) and routes a keyed command to the first
+ * node of `slots[slot]` (the primary, as of its last slot refresh or MOVED), so that is the
+ * connection the lock's scripts went through. WAIT itself has no key: sent through the cluster it
+ * would go to a random node. The key is prefixed as ioredis prefixes the scripts' keys.
+ */
+async function waitOnSlotPrimary(
+  client: IoRedisClusterClient,
+  key: string,
+  count: number,
+  timeoutMs: number,
+): Promise<number> {
+  const slot = keySlot(`${client.options?.keyPrefix ?? ''}${key}`);
+  const primary = client.slots[slot]?.[0];
+  const node =
+    primary === undefined
+      ? undefined
+      : client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === primary);
+  if (!node) throw new Error(`the ioredis Cluster knows no primary for slot ${slot} (not ready?)`);
+  return Number(await node.call('WAIT', count, timeoutMs));
+}
+
+/**
  * An ioredis `Cluster`: EVALSHA and EVAL go to the primary serving the first key's slot (every key
- * of a lock shares its hash tag), MOVED and ASK are followed by ioredis. Waiters listen on a
- * duplicate cluster with sharded subscribers: SSUBSCRIBE on the shard of the lock's channel.
+ * of a lock shares its hash tag), MOVED and ASK are followed by ioredis; WAIT to that primary's
+ * connection (`waitOnSlotPrimary`). Waiters listen on a duplicate cluster with sharded subscribers:
+ * SSUBSCRIBE on the shard of the lock's channel.
  */
 export function ioRedisClusterDriver(client: IoRedisClusterClient): RedisDriver {
   return {
     ...ioRedisCommon(client),
     topology: 'cluster',
-    waitForReplicas: () => Promise.reject(replicaAcksOnClusterError()),
+    waitForReplicas: (key, count, timeoutMs) => waitOnSlotPrimary(client, key, count, timeoutMs),
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
       const subscriber = client.duplicate([], {
         ...CLUSTER_SUBSCRIBER_OPTIONS,

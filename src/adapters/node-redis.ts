@@ -1,6 +1,11 @@
-import { replicaAcksOnClusterError } from '../errors.js';
-import type { NodeRedisClient, NodeRedisClusterClient, NodeRedisEvalOptions } from './client-types.js';
+import type {
+  NodeRedisClient,
+  NodeRedisClusterClient,
+  NodeRedisEvalOptions,
+  NodeRedisSentinelClient,
+} from './client-types.js';
 import type { RedisDriver, SubscriberConnection } from './driver.js';
+import { keySlot } from './key-slot.js';
 
 /**
  * What the adapter reads beyond the public shape: how to close its own subscriber connection
@@ -40,14 +45,24 @@ export function isNodeRedisCluster(
 }
 
 /**
+ * A node-redis `createSentinel()` client (v5, v6): it asks the Sentinels for the primary, sends
+ * commands over its own connection(s) to it and moves them, and its pub/sub connection, to the
+ * new primary after a failover.
+ */
+export function isNodeRedisSentinel(
+  client: NodeRedisClient,
+): client is NodeRedisClient & NodeRedisSentinelClient {
+  const c = client as { getSentinelNode?: unknown; getMasterNode?: unknown };
+  return typeof c.getSentinelNode === 'function' && typeof c.getMasterNode === 'function';
+}
+
+/**
  * What node-redis builds on its clients but Locksmith cannot lock with, or a description of it:
- * `createSentinel()` (v5, v6) and `createClientPool()` (v5, v6) spread commands over connections
- * Locksmith does not choose. `undefined` for a plain `createClient()` client (and a cluster client:
- * see `isNodeRedisCluster`).
+ * `createClientPool()` (v5, v6) spreads commands over connections Locksmith does not choose.
+ * `undefined` for a plain `createClient()` client (and a cluster or sentinel client: see
+ * `isNodeRedisCluster`, `isNodeRedisSentinel`).
  */
 export function nodeRedisComposite(client: NodeRedisClient): string | undefined {
-  const c = client as { getSentinelNode?: unknown };
-  if (typeof c.getSentinelNode === 'function') return 'a node-redis sentinel client (createSentinel())';
   if (typeof (client as { duplicate?: unknown }).duplicate !== 'function' && 'totalClients' in client)
     return 'a node-redis client pool (createClientPool())';
   return undefined;
@@ -69,8 +84,18 @@ const evalOptions = (keys: readonly string[], args: readonly string[]): NodeRedi
   arguments: [...args],
 });
 
-/** What a node-redis client and cluster client share: they say whether they are open alike. */
+/** What node-redis clients, cluster and sentinel clients share: they say whether they are open alike. */
 type NodeRedisState = Pick<NodeRedisClient, 'isOpen' | 'isReady'>;
+
+/** A client and a sentinel client run scripts alike (`evalSha`, `eval`; a sentinel's on its primary). */
+function nodeRedisScripts(
+  client: Pick<NodeRedisClient, 'evalSha' | 'eval'>,
+): Pick<RedisDriver, 'evalSha' | 'eval'> {
+  return {
+    evalSha: (sha1, keys, args) => client.evalSha(sha1, evalOptions(keys, args)),
+    eval: (source, keys, args) => client.eval(source, evalOptions(keys, args)),
+  };
+}
 
 function nodeRedisState(client: NodeRedisState): Pick<RedisDriver, 'closedReason' | 'disconnectedReason'> {
   return {
@@ -135,9 +160,8 @@ export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
   return {
     kind: 'node-redis',
     topology: 'standalone',
-    evalSha: (sha1, keys, args) => client.evalSha(sha1, evalOptions(keys, args)),
-    eval: (source, keys, args) => client.eval(source, evalOptions(keys, args)),
-    waitForReplicas: async (count, timeoutMs) =>
+    ...nodeRedisScripts(client),
+    waitForReplicas: async (_key, count, timeoutMs) =>
       Number(await client.sendCommand(['WAIT', String(count), String(timeoutMs)])),
     ...nodeRedisState(client),
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
@@ -158,9 +182,76 @@ export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
 }
 
 /**
+ * A node-redis `createSentinel()` client (v5, v6): one primary, found through the Sentinels. Scripts
+ * and WAIT go to its primary connection; node-redis re-sends a command that met a READONLY reply or
+ * a dropped connection to the primary the Sentinels name next, so a failover reaches Locksmith as
+ * late replies, not errors. Waiters listen on the sentinel client's own pub/sub connection (v5 has
+ * no `duplicate()`, and v6's would inherit the user's node options all the same), with a listener
+ * of their own: node-redis moves that connection and its subscriptions to the new primary after a
+ * failover. Closing Locksmith's subscriber unsubscribes its listener from its channels, nothing more.
+ */
+export function nodeRedisSentinelDriver(client: NodeRedisSentinelClient): RedisDriver {
+  return {
+    kind: 'node-redis',
+    topology: 'standalone',
+    ...nodeRedisScripts(client),
+    // Not read-only: to the primary. With `masterPoolSize` 1 (the default) or `reserveClient` it is
+    // the connection the scripts went through; a larger pool may send it over another one.
+    waitForReplicas: async (_key, count, timeoutMs) =>
+      Number(await client.sendCommand(false, ['WAIT', String(count), String(timeoutMs)])),
+    ...nodeRedisState(client),
+    async openSubscriber(onMessage): Promise<SubscriberConnection> {
+      // Subscribed without buffer mode, so both are strings.
+      const listener = (message: unknown, channel: unknown) => onMessage(String(channel), String(message));
+      const channels = new Set<string>();
+      // Once the sentinel client is closed, node-redis would open a new pub/sub connection for any
+      // (UN)SUBSCRIBE, to a primary it no longer watches, and keep reconnecting to it for ever:
+      // nothing is sent then (closing the client dropped the subscriptions anyway).
+      const unsubscribe = async (channel: string) => {
+        channels.delete(channel);
+        if (client.isOpen) await client.unsubscribe(channel, listener);
+      };
+      return {
+        subscribe: async (channel) => {
+          if (!client.isOpen) throw new Error('the node-redis sentinel client is closed');
+          channels.add(channel);
+          await client.subscribe(channel, listener);
+        },
+        unsubscribe,
+        // The connection is the user's client's, which keeps the process up as long as it is open.
+        keepAlive: () => {},
+        close: async () => {
+          await Promise.all([...channels].map((channel) => unsubscribe(channel).catch(() => {})));
+        },
+      };
+    },
+  };
+}
+
+/**
+ * WAIT on the connection a node-redis cluster client sends `key`'s commands over: the node client of
+ * `slots[slot].master`, the one `sendCommand(key, ...)` picks (v4, v5, v6; one client per node).
+ * Not `sendCommand(key, false, ['WAIT', ...])`: v6 sends WAIT to every primary by its command
+ * policy (all shards, the smallest count), whatever the key.
+ */
+async function waitOnSlotMaster(
+  client: NodeRedisClusterClient,
+  key: string,
+  count: number,
+  timeoutMs: number,
+): Promise<number> {
+  const slot = keySlot(key);
+  const master = client.slots[slot]?.master;
+  if (!master) throw new Error(`the node-redis cluster client knows no master for slot ${slot} (not ready?)`);
+  const node = await client.nodeClient(master);
+  return Number(await node.sendCommand(['WAIT', String(count), String(timeoutMs)]));
+}
+
+/**
  * A node-redis `createCluster()` client: EVALSHA and EVAL go to the primary serving the first key's
- * slot (every key of a lock shares its hash tag), MOVED and ASK are followed by node-redis. Waiters
- * listen on a duplicate cluster client with `sSubscribe` (SSUBSCRIBE, on the channel's shard).
+ * slot (every key of a lock shares its hash tag), MOVED and ASK are followed by node-redis; WAIT to
+ * that primary's connection (`waitOnSlotMaster`). Waiters listen on a duplicate cluster client with
+ * `sSubscribe` (SSUBSCRIBE, on the channel's shard).
  */
 export function nodeRedisClusterDriver(client: NodeRedisClusterClient): RedisDriver {
   return {
@@ -171,7 +262,7 @@ export function nodeRedisClusterDriver(client: NodeRedisClusterClient): RedisDri
       client.sendCommand(keys[0], false, ['EVALSHA', sha1, String(keys.length), ...keys, ...args]),
     eval: (source, keys, args) =>
       client.sendCommand(keys[0], false, ['EVAL', source, String(keys.length), ...keys, ...args]),
-    waitForReplicas: () => Promise.reject(replicaAcksOnClusterError()),
+    waitForReplicas: (key, count, timeoutMs) => waitOnSlotMaster(client, key, count, timeoutMs),
     ...nodeRedisState(client as unknown as NodeRedisState),
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
       const subscriber = client.duplicate() as NodeRedisClusterClient & Duplicated;

@@ -44,12 +44,18 @@ function send<Result>(context: ClientContext, call: ScriptCall<Result>): Promise
 }
 
 /**
- * `WAIT count timeoutMs` on the client's connection: how many replicas acknowledged its writes.
- * Rejects as `runScript` does: a `LockError` for what a retry cannot fix (a closed client, a server
- * that refuses WAIT), the client's error for a failure that may pass.
+ * `WAIT count timeoutMs` on the connection that ran `key`'s scripts (on a cluster, the one to the
+ * primary of its slot): how many replicas acknowledged that connection's writes. Rejects as
+ * `runScript` does: a `LockError` for what a retry cannot fix (a closed client, a server that
+ * refuses WAIT), the client's error for a failure that may pass.
  */
-export function waitForReplicas(context: ClientContext, count: number, timeoutMs: number): Promise<number> {
+export function waitForReplicas(
+  context: ClientContext,
+  key: string,
+  count: number,
+  timeoutMs: number,
+): Promise<number> {
   return context.driver
-    .waitForReplicas(count, timeoutMs)
+    .waitForReplicas(key, count, timeoutMs)
     .catch((error: unknown) => Promise.reject(classifyRedisError(context.driver, error)));
 }

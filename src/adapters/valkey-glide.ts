@@ -1,4 +1,3 @@
-import { replicaAcksOnClusterError } from '../errors.js';
 import type { ValkeyGlideClient, ValkeyGlideClusterClient } from './client-types.js';
 import type { RedisDriver, SubscriberConnection } from './driver.js';
 
@@ -260,7 +259,7 @@ export function glideDriver(client: ValkeyGlideClient): RedisDriver {
     eval: (source, keys, args) =>
       send(client.customCommand(['EVAL', source, String(keys.length), ...keys, ...args], options)),
     // GLIDE extends its request timeout for WAIT by the command's own timeout.
-    waitForReplicas: async (count, timeoutMs) =>
+    waitForReplicas: async (_key, count, timeoutMs) =>
       Number(await send(client.customCommand(['WAIT', String(count), String(timeoutMs)], options))),
     closedReason: () => closedReason(client),
     disconnectedReason,
@@ -286,7 +285,9 @@ export function glideClusterDriver(client: ValkeyGlideClusterClient): RedisDrive
       send(client.customCommand(['EVALSHA', sha1, String(keys.length), ...keys, ...args], routed(keys[0]))),
     eval: (source, keys, args) =>
       send(client.customCommand(['EVAL', source, String(keys.length), ...keys, ...args], routed(keys[0]))),
-    waitForReplicas: () => Promise.reject(replicaAcksOnClusterError()),
+    // To the primary of the lock's slot, over GLIDE's one connection to it: the scripts' connection.
+    waitForReplicas: async (key, count, timeoutMs) =>
+      Number(await send(client.customCommand(['WAIT', String(count), String(timeoutMs)], routed(key)))),
     closedReason: () => closedReason(client),
     disconnectedReason,
     openSubscriber: (onMessage) => openSubscriber(client, true, onMessage),

@@ -3,7 +3,7 @@ import type { RedisClient } from '../adapters/client-types.js';
 import { runScript, waitForReplicas } from '../adapters/run-script.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
 import { noReplyError, settleBefore } from '../deadline.js';
-import { LockError, RedisUnavailableError, replicaAcksOnClusterError } from '../errors.js';
+import { LockError, RedisUnavailableError } from '../errors.js';
 import type { AcquireOptions, LockOptions } from '../options.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
@@ -42,7 +42,6 @@ export abstract class ScriptedLock<
     const context = contextFor(client);
     super(checkedName, resolveOptions(options));
     this.context = context;
-    if (this.options.minReplicaAcks > 0 && context.topology === 'cluster') throw replicaAcksOnClusterError();
     this.keys = lockKeys(this.options.prefix, name);
     this.grantedChannel = this.clientChannel(this.keys.grantedChannelPrefix);
   }
@@ -52,12 +51,15 @@ export abstract class ScriptedLock<
     return runScript(this.context, call);
   }
 
-  /** @internal WAIT, bounded by its own timeout plus one reply's (`replyTimeoutMs`). */
+  /**
+   * @internal WAIT on the connection this lock's scripts went through (on a cluster, the one to the
+   * primary of its slot), bounded by its own timeout plus one reply's (`replyTimeoutMs`).
+   */
   protected override async waitForReplicas(count: number, timeoutMs: number): Promise<number> {
     const { clock, replyTimeoutMs } = this.options;
     const waited = timeoutMs + replyTimeoutMs;
     const reply = await settleBefore(
-      waitForReplicas(this.context, count, timeoutMs),
+      waitForReplicas(this.context, this.keys.lock, count, timeoutMs),
       clock.now() + waited,
       undefined,
       clock,

@@ -9,6 +9,7 @@ import {
   FairMutex,
   type Lease,
   Mutex,
+  NotReplicatedError,
   RedisCommandError,
   RedlockMutex,
   Semaphore,
@@ -162,14 +163,93 @@ for (const kind of clusterClientKinds) {
       );
     });
 
-    test('minReplicaAcks on a cluster client is refused when the lock is made: WAIT has no key to route by', () => {
-      assert.throws(
-        () => new Mutex(clients.a.client, name(), { minReplicaAcks: 1 }),
-        (error: unknown) => error instanceof UnsupportedClientError && /minReplicaAcks/.test(error.message),
-      );
+    test("minReplicaAcks: each grant and extension waits on the primary of its lock's slot, on every shard", async () => {
+      const { a } = clients;
+      const primaries = await shared.primaries();
+      // Two names per primary.
+      const byPrimary = new Map<number, string[]>(primaries.map((node) => [node.port, []]));
+      while ([...byPrimary.values()].some((names) => names.length < 2)) {
+        const lockName = name();
+        const primary = await shared.primaryFor(new Mutex(a.client, lockName).keys.lock);
+        const names = byPrimary.get(primary.port);
+        if (names && names.length < 2) names.push(lockName);
+      }
+      for (const primary of primaries) {
+        for (const lockName of byPrimary.get(primary.port) ?? []) {
+          const lock = new Mutex(a.client, lockName, { minReplicaAcks: 1 });
+          await shared.command('CONFIG', 'RESETSTAT');
+          const lease = await lock.acquire();
+          await lease.extend();
+          const waits = await Promise.all(
+            shared.nodes.map(async (node) => (await commandCalls(node)).wait ?? 0),
+          );
+          const expected = shared.nodes.map((node) => (node.port === primary.port ? 2 : 0));
+          assert.deepEqual(waits, expected, `WAIT ran on the primary of ${lockName}'s slot only`);
+          assert.equal(await lease.release(), true);
+        }
+      }
+    });
+
+    test("minReplicaAcks: the lock's shard's replica paused, the grant fails with NotReplicatedError and is given back; other shards are confirmed", async () => {
+      const { a } = clients;
+      const guarded = new Semaphore(a.client, name(), {
+        limit: 1,
+        minReplicaAcks: 1,
+        replicaAckTimeoutMs: 100,
+      });
+      const primary = await shared.primaryFor(guarded.keys.lock);
+      const replica = await shared.replicaOf(primary);
+      let elsewhere = new Mutex(a.client, name(), { minReplicaAcks: 1, replicaAckTimeoutMs: 1_000 });
+      while ((await shared.primaryFor(elsewhere.keys.lock)).port === primary.port) {
+        elsewhere = new Mutex(a.client, name(), { minReplicaAcks: 1, replicaAckTimeoutMs: 1_000 });
+      }
+      replica.pause();
+      try {
+        await assert.rejects(guarded.acquire(), (error: unknown) => {
+          assert.ok(error instanceof NotReplicatedError, String(error));
+          assert.equal(error.acked, 0);
+          assert.equal(error.required, 1);
+          return true;
+        });
+        await assert.rejects(guarded.tryAcquire(), NotReplicatedError);
+        // A lock on another shard, whose replica answers, is confirmed meanwhile.
+        const other = await elsewhere.acquire();
+        assert.equal(await other.release(), true);
+      } finally {
+        replica.resume();
+      }
+      const lease = await new Semaphore(a.client, guarded.name, { limit: 1 }).tryAcquire();
+      assert.ok(lease, 'the refused grants were given back: nobody holds the lock');
+      await lease.release();
     });
   });
 }
+
+test('minReplicaAcks with an ioredis Cluster keyPrefix: WAIT goes where the prefixed key lives', async () => {
+  const { Cluster } = await import('ioredis');
+  // The prefix's hash tag wins over the name's: every lock lands in the slot of `app`.
+  const cluster = new Cluster([...shared.startupNodes], {
+    keyPrefix: '{app}:',
+    redisOptions: { maxRetriesPerRequest: null },
+  });
+  cluster.on('error', () => {});
+  try {
+    const primary = await shared.primaryFor('{app}');
+    // A name whose own slot is on another primary.
+    const nextName = nameMaker('cluster-prefix');
+    let lock = new Mutex(cluster, nextName(), { minReplicaAcks: 1 });
+    while ((await shared.primaryFor(lock.keys.lock)).port === primary.port) {
+      lock = new Mutex(cluster, nextName(), { minReplicaAcks: 1 });
+    }
+    await shared.command('CONFIG', 'RESETSTAT');
+    const lease = await lock.acquire();
+    assert.equal(await primary.command('EXISTS', `{app}:${lock.keys.lock}`), ':1\r\n');
+    assert.equal((await commandCalls(primary)).wait, 1, "WAIT ran on the primary of the prefix's slot");
+    assert.equal(await lease.release(), true);
+  } finally {
+    cluster.disconnect();
+  }
+});
 
 /** Calls of `command` on every node of the cluster since the last CONFIG RESETSTAT. */
 async function callsOf(command: string): Promise<number> {

@@ -1,11 +1,13 @@
 /**
  * Lock names with `{` and `}` (issue 8): every key of one lock lands in one Redis Cluster slot, as
  * a real server computes it, and every lock type works with such names. A name starting with `}` is
- * refused, and the slots below show why.
+ * refused, and the slots below show why. The slot Locksmith computes itself (to send WAIT to a
+ * lock's primary on a cluster) is the server's.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
+import { keySlot } from '../../src/adapters/key-slot.js';
 import { acquireLockWithTimeout, FairMutex, Mutex, RedisExpLock, releaseLock } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
@@ -42,6 +44,24 @@ describe('hash tags of names with braces, as Redis computes them', () => {
     };
     for (const name of namesWithBraces) await check('locksmith', name);
     await fc.assert(fc.asyncProperty(acceptedPrefix, acceptedName, check), { numRuns: 150 });
+  });
+
+  test("the slot Locksmith computes for a key (WAIT's route on a cluster) is the server's", async () => {
+    const keys = ['foo', '{user1000}.following', 'a{}b', '{}', 'x{y', 'x}y{z}', '{a}{b}', 'k{{x}}', 'é{ü}'];
+    const lockKeys = namesWithBraces.flatMap((name) => everyKeyOf('locksmith', name));
+    assert.deepEqual([...keys, ...lockKeys].map(keySlot), await slotsOf([...keys, ...lockKeys]));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ unit: 'grapheme', maxLength: 24 }),
+          fc.string({ unit: fc.constantFrom('{', '}', 'a', 'b', ':', 'é', '日'), maxLength: 12 }),
+        ),
+        async (key) => {
+          assert.equal(keySlot(key), (await slotsOf([key]))[0], JSON.stringify(key));
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 
   test('a name starting with `}` would scatter its keys over several slots (hence refused)', async () => {

@@ -1,20 +1,16 @@
 /**
  * Clients Locksmith does not support are refused with `UnsupportedClientError` when a lock is
  * created (or a compat function called), before anything is sent: an iovalkey Cluster (no sharded
- * pub/sub), node-redis sentinel clients and pools, and node-redis v4 `legacyMode`. The
+ * pub/sub), node-redis client pools, and node-redis v4 `legacyMode`. The
  * refused clients are real and, where a server can serve them, connected (cluster clients to a
  * one-node cluster), so "nothing was sent" is checked against the server's command statistics.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Cluster as IOValkeyCluster } from 'iovalkey';
-import {
-  createClientPool as createClientPoolV6,
-  createClient as createClientV6,
-  createSentinel as createSentinelV6,
-} from 'redis';
+import { createClientPool as createClientPoolV6, createClient as createClientV6 } from 'redis';
 import { createClient as createClientV4 } from 'redis4';
-import { createClientPool as createClientPoolV5, createSentinel as createSentinelV5 } from 'redis5';
+import { createClientPool as createClientPoolV5 } from 'redis5';
 import {
   acquireLockWithTimeout,
   FairMutex,
@@ -91,22 +87,6 @@ function nodeRedisComposite(
   };
 }
 
-/** A sentinel client needs Redis Sentinel to connect; unconnected, it is refused just the same. */
-function nodeRedisSentinel(
-  name: string,
-  createSentinel: (options: { name: string; sentinelRootNodes: { host: string; port: number }[] }) => object,
-): Case {
-  return {
-    name,
-    says: /sentinel client \(createSentinel\(\)\)/,
-    on: 'standalone',
-    async open(_url, port) {
-      const sentinel = createSentinel({ name: 'main', sentinelRootNodes: [{ host: '127.0.0.1', port }] });
-      return { client: sentinel, close: async () => {} };
-    },
-  };
-}
-
 const cases: Case[] = [
   ioredisFamilyCluster('iovalkey Cluster', IOValkeyCluster),
   nodeRedisComposite(
@@ -121,8 +101,6 @@ const cases: Case[] = [
     'standalone',
     (url) => createClientPoolV5({ url }),
   ),
-  nodeRedisSentinel('node-redis v6 createSentinel()', createSentinelV6),
-  nodeRedisSentinel('node-redis v5 createSentinel()', createSentinelV5),
   {
     name: 'node-redis v4 legacyMode client',
     says: /legacyMode.*duplicate\(\{ legacyMode: false \}\)/,

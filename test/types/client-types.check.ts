@@ -7,9 +7,17 @@ import type { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
 import { Redis as IORedis6, Cluster as IORedis6Cluster } from 'ioredis';
 import { Redis as IORedis5, Cluster as IORedis5Cluster } from 'ioredis5';
 import { Redis as IOValkey } from 'iovalkey';
-import { createClient as createClientV6, createCluster as createClusterV6 } from 'redis';
+import {
+  createClient as createClientV6,
+  createCluster as createClusterV6,
+  createSentinel as createSentinelV6,
+} from 'redis';
 import { createClient as createClientV4, createCluster as createClusterV4 } from 'redis4';
-import { createClient as createClientV5, createCluster as createClusterV5 } from 'redis5';
+import {
+  createClient as createClientV5,
+  createCluster as createClusterV5,
+  createSentinel as createSentinelV5,
+} from 'redis5';
 import {
   acquireLockWithTimeout,
   FairMutex,
@@ -24,6 +32,7 @@ declare const url: string;
 /** GLIDE clients are created with `await GlideClient.createClient(...)`: declared, not awaited here. */
 declare const glide: GlideClient;
 declare const glideCluster: GlideClusterClient;
+const sentinelRootNodes = [{ host: '127.0.0.1', port: 26379 }];
 
 const supported = {
   ioredis6: new IORedis6(url),
@@ -41,6 +50,9 @@ const supported = {
   nodeRedisV4Cluster: createClusterV4({ rootNodes: [{ url }] }),
   glide,
   glideCluster,
+  nodeRedisV6Sentinel: createSentinelV6({ name: 'mymaster', sentinelRootNodes }),
+  nodeRedisV6SentinelResp2: createSentinelV6({ name: 'mymaster', sentinelRootNodes, RESP: 2 }),
+  nodeRedisV5Sentinel: createSentinelV5({ name: 'mymaster', sentinelRootNodes }),
 };
 
 export function acceptsEverySupportedClient(): void {

@@ -26,6 +26,18 @@ describe('classifyRedisError', () => {
     }
   });
 
+  test('a WAIT answered by a node that is a replica now (a slot map behind a failover) may pass', () => {
+    const error = new Error(
+      'ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a ' +
+        'replica is configured to be writable (which is not the default) writes to replicas are just ' +
+        'local and are not propagated.',
+    );
+    assert.equal(classifyRedisError(open, error), error);
+    assert.ok(
+      !(classifyRedisError(open, new Error('ERR max number of clients reached')) instanceof LockError),
+    );
+  });
+
   test('the server refusing a script call is a RedisCommandError; a closed client a ClientClosedError', () => {
     for (const message of [
       "NOPERM this user has no permissions to run the 'evalsha' command",
