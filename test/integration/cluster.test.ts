@@ -29,6 +29,12 @@ import { commandCalls } from '../fixtures/commandstats.js';
 import { awaitedLater, clusterForSuite, nameMaker, until, within } from '../fixtures/helpers.js';
 import { type RedisCluster, startCluster, startOneNodeCluster } from '../fixtures/redis-cluster.js';
 
+/**
+ * How long a grant that must be confirmed may wait for its replica's ack: generous, so a busy
+ * machine does not turn a slow ack into a failed test (the refusals use short bounds of their own).
+ */
+const ACK_MS = 10_000;
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -176,7 +182,7 @@ for (const kind of clusterClientKinds) {
       }
       for (const primary of primaries) {
         for (const lockName of byPrimary.get(primary.port) ?? []) {
-          const lock = new Mutex(a.client, lockName, { minReplicaAcks: 1 });
+          const lock = new Mutex(a.client, lockName, { minReplicaAcks: 1, replicaAckTimeoutMs: ACK_MS });
           await shared.command('CONFIG', 'RESETSTAT');
           const lease = await lock.acquire();
           await lease.extend();
@@ -199,9 +205,9 @@ for (const kind of clusterClientKinds) {
       });
       const primary = await shared.primaryFor(guarded.keys.lock);
       const replica = await shared.replicaOf(primary);
-      let elsewhere = new Mutex(a.client, name(), { minReplicaAcks: 1, replicaAckTimeoutMs: 1_000 });
+      let elsewhere = new Mutex(a.client, name(), { minReplicaAcks: 1, replicaAckTimeoutMs: ACK_MS });
       while ((await shared.primaryFor(elsewhere.keys.lock)).port === primary.port) {
-        elsewhere = new Mutex(a.client, name(), { minReplicaAcks: 1, replicaAckTimeoutMs: 1_000 });
+        elsewhere = new Mutex(a.client, name(), { minReplicaAcks: 1, replicaAckTimeoutMs: ACK_MS });
       }
       replica.pause();
       try {
@@ -237,9 +243,9 @@ test('minReplicaAcks with an ioredis Cluster keyPrefix: WAIT goes where the pref
     const primary = await shared.primaryFor('{app}');
     // A name whose own slot is on another primary.
     const nextName = nameMaker('cluster-prefix');
-    let lock = new Mutex(cluster, nextName(), { minReplicaAcks: 1 });
+    let lock = new Mutex(cluster, nextName(), { minReplicaAcks: 1, replicaAckTimeoutMs: ACK_MS });
     while ((await shared.primaryFor(lock.keys.lock)).port === primary.port) {
-      lock = new Mutex(cluster, nextName(), { minReplicaAcks: 1 });
+      lock = new Mutex(cluster, nextName(), { minReplicaAcks: 1, replicaAckTimeoutMs: ACK_MS });
     }
     await shared.command('CONFIG', 'RESETSTAT');
     const lease = await lock.acquire();

@@ -19,6 +19,8 @@ import { clientKinds, type TestClient } from '../fixtures/clients.js';
 import { abortedWith, awaitedLater, nameMaker, until, within } from '../fixtures/helpers.js';
 
 const nextName = nameMaker('replica-acks');
+/** How long a grant expected to be confirmed may wait for its ack: generous, for a busy machine. */
+const ACK_MS = 10_000;
 
 /** How many WAIT calls the primary has served (INFO commandstats). */
 async function waitCalls(primary: RedisServer): Promise<number> {
@@ -63,7 +65,7 @@ describe('minReplicaAcks', () => {
 
       test('a grant counts once the replica has it; an extension waits for it too', async () => {
         const name = nextName();
-        const lock = new Mutex(test_.client, name, { minReplicaAcks: 1 });
+        const lock = new Mutex(test_.client, name, { minReplicaAcks: 1, replicaAckTimeoutMs: ACK_MS });
         const before = await waitCalls(primary);
         const lease = await lock.acquire();
         assert.equal(await replica.command('EXISTS', lock.keys.lock), ':1\r\n', 'the replica has the lock');
@@ -74,7 +76,7 @@ describe('minReplicaAcks', () => {
       });
 
       test('concurrent callers in one process each get a confirmed grant (no local batch)', async () => {
-        const lock = new Mutex(test_.client, nextName(), { minReplicaAcks: 1 });
+        const lock = new Mutex(test_.client, nextName(), { minReplicaAcks: 1, replicaAckTimeoutMs: ACK_MS });
         const before = await waitCalls(primary);
         await Promise.all([1, 2, 3].map(() => lock.using(async () => {}, { timeoutMs: 30_000 })));
         assert.equal(await waitCalls(primary), before + 3);
@@ -148,8 +150,10 @@ describe('minReplicaAcks', () => {
     try {
       const lock = new Mutex(client.client, nextName(), {
         minReplicaAcks: 1,
-        replicaAckTimeoutMs: 100,
-        ttlMs: 1_500,
+        // Long enough for the grant's ack on a busy machine, short against the TTL: the paused
+        // replica's extensions fail well before validity runs out.
+        replicaAckTimeoutMs: 1_000,
+        ttlMs: 5_000,
       });
       const lease = await lock.acquire();
       replica.pause();
