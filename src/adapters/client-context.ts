@@ -17,7 +17,9 @@ export interface ClientContext {
    * on one channel per client and lock, so a process hears only its own waiters' messages, a busy
    * lock costs each process one subscription (not one per waiter), and PUBLISH's receiver count
    * tells whether that process is still there. A cluster client's starts with
-   * `SHARDED_CHANNEL_MARK`, so the scripts SPUBLISH on its channels (its waiters SSUBSCRIBE).
+   * `SHARDED_CHANNEL_MARK`, so the scripts SPUBLISH on its channels (its waiters SSUBSCRIBE); its
+   * count leaves out subscribers on the shard's replicas, so only a count above 0 says anything
+   * (include/notify.lua).
    */
   readonly clientId: string;
   /** What the client talks to: one server, or a Redis Cluster (the driver's). */

@@ -179,8 +179,12 @@ export class Lease implements AsyncDisposable {
   /**
    * Extends the lease to `ttlMs` from now (default: its current TTL). Compare-and-pexpire: a lock
    * that expired is never re-acquired. Throws `LockLostError` (and aborts `signal`) when the lock
-   * is no longer held, `NotHeldError` after `release()`; a Redis error rejects, and the caller may
-   * retry while validity remains.
+   * is no longer held, `NotHeldError` after `release()`, a `LockError` saying what is wrong when
+   * Redis refused it. Bounded by `replyTimeoutMs`: with no reply by then, or on an error that may
+   * pass (a connection refused or reset, a cluster between primaries), it rejects with
+   * `RedisUnavailableError` (cause: the client's error, or its account of its connection), and the
+   * caller may retry while validity remains. An extension still in flight then goes on: if Redis
+   * applies it, the lease counts it.
    *
    * Validity afterwards is exactly what this extension bought: its send time + `ttlMs` − drift,
    * shorter or longer than before. A shorter one counts from the moment it is sent, and still
@@ -190,8 +194,28 @@ export class Lease implements AsyncDisposable {
     checkTtlMs('ttlMs', ttlMs, this.driftFactor);
     if (this.state === 'released') throw new NotHeldError(this.name, 'it was released');
     if (this.remainingMs === 0) throw this.lostError as LockLostError;
-    const outcome = await this.extendOnce(ttlMs);
-    if (outcome === 'lost') throw this.lostError as LockLostError;
+    // Before, the client's own error reached the caller (ioredis "Too many Cluster redirections",
+    // node-redis TimeoutError), or the call waited for as long as the client kept it queued: for
+    // ever, for a client that reconnects without limit to a server that is gone.
+    const reply = await settleBefore(
+      this.extendOnce(ttlMs),
+      this.clock.now() + this.replyTimeoutMs,
+      undefined,
+      this.clock,
+      () => {},
+    );
+    if (reply.kind === 'error') {
+      if (reply.error instanceof LockError) throw reply.error;
+      throw new RedisUnavailableError(this.name, 'the extension failed', { cause: reply.error });
+    }
+    if (reply.kind === 'abandoned') {
+      throw new RedisUnavailableError(
+        this.name,
+        'the extension got no reply in time; it goes on in the background, and counts if Redis applies it',
+        { cause: noReplyError(this.replyTimeoutMs, this.backend.disconnected()) },
+      );
+    }
+    if (reply.value === 'lost') throw this.lostError as LockLostError;
     this.watchdog.rescheduleAfterExtend();
   }
 

@@ -56,7 +56,8 @@ export interface LockKeys {
  * How a channel says that its waiters listen with SSUBSCRIBE (a cluster client's: sharded pub/sub,
  * on the lock's shard): its last segment, the client id, starts with this letter (other client
  * ids are hex, and no segment after the name's `}` holds a `:` but the suffix's own). The scripts
- * then publish on it with SPUBLISH, whose receiver count is the shard's (include/notify.lua).
+ * then publish on it with SPUBLISH, which reaches the shard's replicas' subscribers too but counts
+ * only the primary's (include/notify.lua).
  */
 export const SHARDED_CHANNEL_MARK = 's';
 

@@ -457,4 +457,54 @@ describe('fault-suite checker', () => {
     assert.deepEqual(report.errors, ['Error[ECONNRESET]: read ECONNRESET']);
     assert.equal(report.totalViolations, 0);
   });
+
+  test('failed releases by kind: typed (RedisUnavailableError) apart from untyped ones, which are listed', () => {
+    const release = (w: number, error: string): HistoryEvent => ({
+      ev: 'release',
+      w,
+      seq: w,
+      t: 3,
+      result: 'error',
+      error,
+    });
+    const report = check(
+      [
+        release(0, 'RedisUnavailableError[REDIS_UNAVAILABLE]: Redis is unavailable for lock "L"'),
+        release(1, 'ReplyError: MOVED 3999 127.0.0.1:6381'),
+      ],
+      cleanResource(),
+      noKeys,
+    );
+    assert.deepEqual(report.releaseFailures, { 'redis-unavailable': 1, error: 1 });
+    assert.deepEqual(report.releaseErrors, ['ReplyError: MOVED 3999 127.0.0.1:6381']);
+  });
+
+  test('fault windows: a violation inside one is reported in it and still counted; none is dropped', () => {
+    const window = { name: 'primary killed', from: 100, to: 200, tolerate: ['overlap'] as const };
+    const report = check(
+      [
+        // An overlap before the window, one inside it (its second holder enters at 150), and a
+        // decreasing token inside it too.
+        ...hold({ w: 0, fence: 1, enter: 0, exit: 10, validUntil: 500 }),
+        ...hold({ w: 1, fence: 2, enter: 5, exit: 20, validUntil: 505 }),
+        ...hold({ w: 0, fence: 3, enter: 140, exit: 160, validUntil: 600 }),
+        ...hold({ w: 1, fence: 4, enter: 150, exit: 170, validUntil: 610 }),
+        ...hold({ w: 2, fence: 3.5, enter: 180, exit: 190, validUntil: 620 }),
+      ],
+      cleanResource(),
+      noKeys,
+      1,
+      [window],
+    );
+    assert.equal(report.violations.overlap, 2, 'every overlap counts');
+    assert.equal(report.violations['decreasing-token'], 1);
+    assert.equal(report.windows.length, 1);
+    assert.equal(report.windows[0]?.violations.overlap, 1, 'the one inside the window is attributed to it');
+    assert.equal(report.windows[0]?.violations['decreasing-token'], 1);
+    assert.deepEqual(report.windows[0]?.tolerate, ['overlap']);
+    assert.ok(
+      report.examples.some((e) => e.startsWith('overlap') && e.includes('[in window: primary killed]')),
+    );
+    assert.ok(report.examples.some((e) => e.startsWith('overlap') && !e.includes('[in window')));
+  });
 });

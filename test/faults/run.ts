@@ -16,6 +16,9 @@
  * node paused past the TTL, a slow node, lost replies on one node), and they run only for it;
  * `--locks redlock-mutex` runs just those (and the controls), about 1.5 min. In the soak profile
  * its chunks run the chaos scenario on three servers with the faults on the first one only.
+ * The cluster scenarios (`clusterScenarios`: a fresh Redis Cluster of 3 primaries with a replica each
+ * per run, the workers on cluster clients, a `CLUSTER FAILOVER` and a killed primary) run for the lock
+ * kinds they name, among those asked for; `--only cluster` runs just them (about 45 s).
  * Prints the table scenario → acquisitions → violations, then a final line `N passed, N failed`.
  * Exits non-zero on any violation, on a negative control that was not flagged, on a scenario whose
  * fault did not happen, or on fewer acquisitions than the profile promises.
@@ -24,7 +27,14 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { requireRedisServer } from '../../tools/redis-server.js';
-import { batchScenarios, chaos, controls, redlockScenarios, scenarios } from './scenarios.js';
+import {
+  batchScenarios,
+  chaos,
+  clusterScenarios,
+  controls,
+  redlockScenarios,
+  scenarios,
+} from './scenarios.js';
 import { runScenario, type Scenario, type ScenarioResult } from './toolkit/harness.js';
 import { lockLabel, lockLimit, lockNodes } from './toolkit/locks.js';
 import type { LockId } from './toolkit/protocol.js';
@@ -80,8 +90,11 @@ function plan(): Planned[] {
   const planned: Planned[] = [];
   // A scenario runs for the lock kinds on as many servers as it was written for (Redlock: its own).
   const fits = (scenario: Scenario, lock: LockId) => (scenario.nodes ?? 1) === lockNodes(lock);
-  for (const scenario of [...scenarios, ...batchScenarios, ...redlockScenarios].filter(matches)) {
-    for (const lock of scenario.locks ?? primitives) {
+  for (const scenario of [...scenarios, ...batchScenarios, ...clusterScenarios, ...redlockScenarios].filter(
+    matches,
+  )) {
+    // A scenario written for some kinds runs for those of them --locks asks for.
+    for (const lock of scenario.locks?.filter((kind) => primitives.includes(kind)) ?? primitives) {
       if (fits(scenario, lock) && (!scenario.exclusive || lockLimit(lock) === 1))
         planned.push({ scenario, lock, durationMs: Math.min(durationMs, scenario.phaseMs ?? durationMs) });
     }
@@ -102,6 +115,17 @@ function notes(result: ScenarioResult): string {
   for (const [name, n] of Object.entries(report.workerCounts)) parts.push(`${name} ×${n}`);
   if (result.tolerated) parts.push(`${result.tolerated} tolerated (documented, see scenario)`);
   if (report.lostLeases) parts.push(`${report.lostLeases} leases lost`);
+  parts.push(...result.notes);
+  for (const window of report.windows) {
+    const inside = Object.entries(window.violations)
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${v}`);
+    parts.push(
+      `${window.name}: window ${((window.to - window.from) / 1000).toFixed(1)} s (to settled + TTL), ${inside.length ? `inside: ${inside.join(', ')}` : '0 violations inside'}`,
+    );
+  }
+  const releaseFailed = Object.entries(report.releaseFailures).map(([k, v]) => `${v} ${k}`);
+  if (releaseFailed.length) parts.push(`releases failed: ${releaseFailed.join(', ')}`);
   if (report.resource.fencedRejections)
     parts.push(`${report.resource.fencedRejections} stale accesses fenced`);
   const failed = Object.entries(report.failures).map(([k, v]) => `${v} ${k}`);
@@ -167,6 +191,7 @@ async function main(): Promise<number> {
           console.log(`         ${example}`);
       }
       for (const error of result.report.errors) console.log(`         acquire failed with: ${error}`);
+      for (const error of result.report.releaseErrors) console.log(`         release failed with: ${error}`);
       if (!result.passed) {
         failures.push(`${result.scenario} [${lockLabel(item.lock)}]`);
         if (result.notExercised) console.log(`         not exercised: ${result.notExercised}`);
@@ -178,9 +203,10 @@ async function main(): Promise<number> {
 
   const safe = results.filter((r) => r.expect === 'safe');
   const total = safe.reduce((n, r) => n + r.report.acquisitions, 0);
-  const onOneServer = safe.filter((r) => lockNodes(r.lock) === 1);
+  const onOneServer = safe.filter((r) => lockNodes(r.lock) === 1 && !r.cluster);
   const oneServerTotal = onOneServer.reduce((n, r) => n + r.report.acquisitions, 0);
-  const redlockTotal = total - oneServerTotal;
+  const clusterTotal = safe.filter((r) => r.cluster).reduce((n, r) => n + r.report.acquisitions, 0);
+  const redlockTotal = total - oneServerTotal - clusterTotal;
   const totalViolations = safe.reduce((n, r) => n + r.report.totalViolations - r.tolerated, 0);
   console.log('');
   console.log(
@@ -200,8 +226,10 @@ async function main(): Promise<number> {
   console.log(
     `${pad('total (scenarios that must be safe)', 44)} ${pad('', 11)} ${pad(String(total), 12, true)} ${pad(String(totalViolations), 10, true)}`,
   );
-  if (redlockTotal > 0 && oneServerTotal > 0) {
-    console.log(`  of which one-server locks ${oneServerTotal}, Redlock (3 servers) ${redlockTotal}`);
+  if ([oneServerTotal, clusterTotal, redlockTotal].filter((n) => n > 0).length > 1) {
+    console.log(
+      `  of which one-server locks ${oneServerTotal}, on a cluster ${clusterTotal}, Redlock (3 servers) ${redlockTotal}`,
+    );
   }
   const minutes = (performance.now() - started) / 60_000;
   console.log(`runtime ${minutes.toFixed(1)} min`);
@@ -214,7 +242,7 @@ async function main(): Promise<number> {
     // for the locks on one server and for Redlock (each promise holds when its locks ran).
     const promises: [string, number, number, boolean][] = [
       ['one-server', oneServerTotal, MIN_FAST_ACQUISITIONS, onOneServer.length > 0],
-      ['Redlock', redlockTotal, MIN_FAST_REDLOCK_ACQUISITIONS, onOneServer.length < safe.length],
+      ['Redlock', redlockTotal, MIN_FAST_REDLOCK_ACQUISITIONS, safe.some((r) => lockNodes(r.lock) > 1)],
     ];
     for (const [what, got, promised, ran] of promises) {
       if (!ran) continue;

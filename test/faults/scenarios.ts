@@ -7,9 +7,12 @@
  * Every scenario runs for the Semaphore too (its checker counts permits against the limit), except
  * those marked `exclusive`, which exercise fencing of one register. The RedlockMutex (`redlock-mutex`,
  * three servers each behind its own proxy) runs only the scenarios marked `nodes: REDLOCK_NODES`
- * (`redlockScenarios`, at the end), and those run for nothing else.
+ * (`redlockScenarios`), and those run for nothing else. The cluster scenarios (`clusterScenarios`)
+ * run on a Redis Cluster instead of one server.
  */
 import { REDLOCK_NODES } from '../../tools/lock-kinds/redlock-mutex.js';
+import type { RedisServer } from '../../tools/redis-server.js';
+import type { RedisCluster } from '../fixtures/redis-cluster.js';
 import type { CheckReport } from './toolkit/checker.js';
 import { every, type FaultContext, type Scenario } from './toolkit/harness.js';
 import type { CommandAction, FaultProxy, ProxiedCommand } from './toolkit/proxy.js';
@@ -569,6 +572,114 @@ export const redlockScenarios: readonly Scenario[] = [
   },
 ];
 
+/** The acquires and releases that failed untyped: on a cluster, a MOVED or a client's own error. */
+const typedFailuresAndReleases = (report: CheckReport) =>
+  typedFailuresOnly(report) ??
+  need(
+    (report.releaseFailures.error ?? 0) === 0,
+    `${report.releaseFailures.error} releases failed with an untyped error: ${report.releaseErrors.join(' | ')}`,
+  );
+
+/**
+ * Redis Cluster scenarios (`cluster: true`): a fresh cluster of 3 primaries with a replica each per
+ * run (test/fixtures/redis-cluster.ts, `cluster-node-timeout` 2 s), the workers on cluster clients
+ * (ioredis 5 and 6 `Cluster`, node-redis 4, 5 and 6 `createCluster()`, rotated over the workers and
+ * runs), six lock names, two on each primary. They add about a cluster's start (2 s) to each run.
+ */
+const CLUSTER_LOCK_COUNT = 6;
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const lockKeyOf = (name: string) => `locksmith:{${name}}`;
+const replicationOffset = async (node: RedisServer, field: string) =>
+  Number((await node.command('INFO', 'replication')).match(new RegExp(`^${field}:(\\d+)`, 'm'))?.[1]);
+
+/**
+ * Both kinds of failover, once each, while the workers contend: `CLUSTER FAILOVER` of the shard of
+ * the first name (coordinated: the replica catches up first, nothing is lost), then a SIGKILL of
+ * another shard's primary, whose replica is promoted by the cluster's own failure detection. That
+ * replica's clients are paused (CLIENT PAUSE, which holds back the stream from its primary too) for
+ * the last 300 ms or more before the kill (until the workers wrote there), so it is promoted without
+ * the grants, fencing counters and queue entries of that time: the failover loses writes, as an
+ * asynchronous replica's does (counted as the bytes of the replication stream it never applied). The killed
+ * node is then restarted (it comes back as a replica). Each failover is a fault window (checker.ts):
+ * inside the kill's, two holders at once and a lease outliving its key are the documented cost of
+ * asynchronous replication (docs/guarantees.md); everything else, fencing first, must hold there too.
+ * Runs to its end whatever the phase (about 6 s).
+ */
+async function clusterFailovers(ctx: FaultContext): Promise<void> {
+  const cluster = ctx.cluster as RedisCluster;
+  await delay(700);
+  const first = await cluster.primaryFor(lockKeyOf(ctx.lockNames[0] as string));
+  const promoted = await cluster.replicaOf(first);
+  const failoverStarted = performance.now();
+  const closeFailover = ctx.openWindow('CLUSTER FAILOVER');
+  await cluster.failover(promoted);
+  closeFailover();
+  ctx.count('CLUSTER FAILOVER');
+  ctx.note(`CLUSTER FAILOVER took ${Math.round(performance.now() - failoverStarted)} ms`);
+  await delay(700);
+
+  let victim: RedisServer | undefined;
+  for (const name of ctx.lockNames) {
+    const primary = await cluster.primaryFor(lockKeyOf(name));
+    if (primary !== promoted) {
+      victim = primary;
+      break;
+    }
+  }
+  if (!victim) throw new Error('no second shard among the lock names');
+  const replica = await cluster.replicaOf(victim);
+  const heldBackFrom = await replicationOffset(victim, 'master_repl_offset');
+  await replica.command('CLIENT', 'PAUSE', '3000', 'ALL');
+  // At least 300 ms, and until the workers wrote something there (its shard's grants).
+  await delay(300);
+  let written = await replicationOffset(victim, 'master_repl_offset');
+  for (let waited = 300; written < heldBackFrom + 100 && waited < 2_000; waited += 50) {
+    await delay(50);
+    written = await replicationOffset(victim, 'master_repl_offset');
+  }
+  const closeKill = ctx.openWindow('primary killed', ['overlap', 'lease-outlived-expiry']);
+  const killed = await cluster.killPrimary(victim);
+  closeKill();
+  ctx.count('primary killed');
+  const applied = (await replicationOffset(replica, 'second_repl_offset')) - 1;
+  ctx.count('bytes of writes lost', Math.max(0, written - applied));
+  ctx.note(
+    `primary killed: replica promoted after ${Math.round(killed.promotedAfterMs)} ms, cluster settled after ${Math.round(killed.settledAfterMs)} ms`,
+  );
+  const restarted = performance.now();
+  await cluster.restart(victim);
+  ctx.note(`killed node back as a replica after ${Math.round(performance.now() - restarted)} ms`);
+  await delay(300);
+}
+
+export const clusterScenarios: readonly Scenario[] = [
+  {
+    // The Mutex only (the kinds' scripts on a cluster are the lock contract's, cluster edition):
+    // every kind runs the failover scenario below, whose first and last seconds are healthy.
+    name: 'cluster: contention on every shard',
+    expect: 'safe',
+    cluster: true,
+    locks: ['mutex'],
+    lockCount: CLUSTER_LOCK_COUNT,
+    phaseMs: 1_500,
+    exercised: (_ctx, report) => typedFailuresAndReleases(report),
+  },
+  {
+    name: 'cluster: CLUSTER FAILOVER, then a primary killed',
+    expect: 'safe',
+    cluster: true,
+    lockCount: CLUSTER_LOCK_COUNT,
+    phaseMs: 1_000,
+    fault: clusterFailovers,
+    exercised: (ctx, report) =>
+      atLeast(ctx, 'CLUSTER FAILOVER', 1) ??
+      atLeast(ctx, 'primary killed', 1) ??
+      atLeast(ctx, 'bytes of writes lost', 1) ??
+      typedFailuresAndReleases(report),
+  },
+];
+
 /** Negative controls: deliberately broken locking the checker must flag. */
 export const controls: readonly Scenario[] = [
   { name: 'control: no lock', expect: 'flagged', locks: ['no-lock'], config: { workMs: [1, 4] } },
@@ -587,6 +698,16 @@ export const controls: readonly Scenario[] = [
     nodes: REDLOCK_NODES,
     proxy: true,
     config: { ttlMs: 60, workMs: [80, 140] },
+  },
+  {
+    // The cluster wiring (cluster clients, the probes through an ioredis Cluster, lock names on
+    // every primary): a lease whose key expires mid-section while its holder believes it holds.
+    name: 'control: cluster, TTL < critical section, no renewal',
+    expect: 'flagged',
+    locks: ['naive-short-ttl'],
+    cluster: true,
+    lockCount: CLUSTER_LOCK_COUNT,
+    config: { ttlMs: 30, workMs: [40, 80] },
   },
   {
     name: 'control: unfenced paused holder',

@@ -3,7 +3,10 @@
  * each): the fixture itself, then what only a cluster has.
  */
 import assert from 'node:assert/strict';
+import { createConnection } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { contextFor } from '../../src/adapters/client-context.js';
+import { runScript } from '../../src/adapters/run-script.js';
 import {
   ClientClosedError,
   FairMutex,
@@ -15,12 +18,14 @@ import {
   Semaphore,
   UnsupportedClientError,
 } from '../../src/index.js';
+import { handOffAcquire } from '../../src/protocol/hand-off.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import {
   type ClientKind,
   type ClusterClientKind,
   clusterClientKinds,
   glideKind,
+  ioredisClusterKind6,
   ioredisKind,
   nodeRedisV6Kind,
   type TestClient,
@@ -410,3 +415,69 @@ for (const kind of clusterClientKinds) {
     });
   });
 }
+
+/**
+ * Listens on `channel` with SSUBSCRIBE on one node, over a plain connection (what a cluster client's
+ * subscriber does once it is connected to that node); `messages()` is what it received so far.
+ */
+async function listenOn(node: RedisServer, channel: string): Promise<{ messages(): string; close(): void }> {
+  const socket = createConnection({ host: node.host, port: node.port });
+  let received = '';
+  socket.on('data', (chunk) => {
+    received += chunk.toString('utf8');
+  });
+  socket.write(`*2\r\n$10\r\nSSUBSCRIBE\r\n$${Buffer.byteLength(channel)}\r\n${channel}\r\n`);
+  await until(() => received.includes('ssubscribe'), 'the subscription is confirmed');
+  return { messages: () => received, close: () => socket.destroy() };
+}
+
+describe('a Mutex waiter whose subscriber listens through a replica of the shard', () => {
+  // node-redis 4 and 5 keep a shard's subscriber connection on its address: after a failover it
+  // may be a replica of the shard (a killed primary restarted, cluster-primary-killed.test.ts). A
+  // replica hears what its primary SPUBLISHes, but SPUBLISH counts only the publishing node's own
+  // subscribers: a count of 0 does not mean that nobody heard. The Mutex took it to mean so, and
+  // skipped the waiter as gone (the lock freed, or handed to the next waiter) while the waiter,
+  // hearing its hand-off, took the lock as its own: two holders.
+  test('a hand-off it hears is its own: the lock is held by it, not freed', async () => {
+    const client = await ioredisClusterKind6.create(shared);
+    let listener: { messages(): string; close(): void } | undefined;
+    try {
+      const mutex = new Mutex(client.client, `replica-listener-${process.pid}`, { ttlMs: 30_000 });
+      const lease = await mutex.acquire();
+      const primary = await shared.primaryFor(mutex.keys.lock);
+      const replica = await shared.replicaOf(primary);
+      // A waiter of another cluster client (its channel's client id starts with the sharded mark).
+      const token = 'a'.repeat(32);
+      const channel = `${mutex.keys.grantedChannelPrefix}s0listens0on0a0replica`;
+      listener = await listenOn(replica, channel);
+      const queued = await runScript(
+        contextFor(client.client),
+        handOffAcquire(mutex.keys, {
+          token,
+          ttlMs: 30_000,
+          entryTtlMs: 30_000,
+          grantChannel: channel,
+          maybeQueued: false,
+          barging: true,
+          label: '',
+        }),
+      );
+      assert.equal(queued.acquired, false, 'the waiter is queued behind the holder');
+      assert.equal(await lease.release(), true);
+      const heard = listener;
+      await until(
+        () => heard.messages().includes(`${token}:`),
+        'the waiter hears its hand-off through the replica',
+      );
+      const state = await mutex.inspect();
+      assert.ok(
+        state.locked && state.ownerToken === token,
+        `the waiter heard a hand-off, so the lock is its own: ${JSON.stringify(state)}`,
+      );
+      assert.equal(await mutex.releaseToken(token), true);
+    } finally {
+      listener?.close();
+      await client.close();
+    }
+  });
+});

@@ -51,6 +51,25 @@ for (const kind of clientKinds) {
       }
     });
 
+    test("extend() against a server that died: RedisUnavailableError within replyTimeoutMs, the client's error as cause", async () => {
+      // Found by the cluster tests (a primary killed, cluster-primary-killed.test.ts): extend()
+      // rejected with the client's own error (ioredis "Too many Cluster redirections", node-redis
+      // TimeoutError, DisconnectsClientError), or waited for as long as the client queued it.
+      const server = await startRedis();
+      const client = await kind.create(server.url);
+      try {
+        const mutex = new Mutex(client.client, freshName(), { ttlMs: 30_000, replyTimeoutMs: 500 });
+        const lease = await mutex.acquire();
+        await server.stop();
+        assertUnavailable(await within(rejection(lease.extend()), 10_000, 'extend'), 'extend');
+        assert.ok(lease.isHeld, 'an extension that could not reach Redis loses nothing: the lease is valid');
+        assert.equal(lease.signal.aborted, false);
+      } finally {
+        await client.close();
+        await server.stop();
+      }
+    });
+
     test('a release whose connection is reset is sent again: it resolves, and the lock is free', async () => {
       const server = await startRedis();
       const proxy = await FaultProxy.start({ port: server.port });

@@ -233,6 +233,12 @@ describe('lease', () => {
   });
 });
 
+/** A `RedisUnavailableError` whose cause's message matches `cause`. */
+function unavailableBecause(cause: RegExp): (error: unknown) => boolean {
+  return (error) =>
+    error instanceof RedisUnavailableError && error.cause instanceof Error && cause.test(error.cause.message);
+}
+
 // Issue 7, item 1: an extension's validity is what it bought, shorter or longer.
 describe('lease: extension semantics', () => {
   beforeEach(() => mock.timers.enable({ apis: ['setTimeout'] }));
@@ -258,7 +264,7 @@ describe('lease: extension semantics', () => {
     await settle();
     assert.equal(lease.remainingMs, 600 - 8, 'in flight: Redis may already hold the shorter TTL');
     fail(new Error('connection reset'));
-    await assert.rejects(extending, /connection reset/);
+    await assert.rejects(extending, unavailableBecause(/connection reset/));
     assert.equal(lease.remainingMs, 600 - 8, 'failed: the outcome is unknown, the shorter one is assumed');
     await advance(592);
     assert.equal(lease.isHeld, false);
@@ -269,8 +275,24 @@ describe('lease: extension semantics', () => {
     setExtend(async () => {
       throw new Error('connection reset');
     });
-    await assert.rejects(lease.extend(9_000), /connection reset/);
+    await assert.rejects(lease.extend(9_000), unavailableBecause(/connection reset/));
     assert.equal(lease.remainingMs, 3_000 - 32);
+  });
+
+  test('no reply within replyTimeoutMs: RedisUnavailableError; the extension goes on, and counts once applied', async () => {
+    const { lease, advance, settle, setExtend } = setup({ autoExtend: false });
+    let answer: (extended: boolean) => void = () => {};
+    setExtend(() => new Promise<boolean>((resolve) => (answer = resolve)));
+    await advance(500);
+    const extending = lease.extend();
+    await settle();
+    await advance(2_000);
+    await assert.rejects(extending, unavailableBecause(/No reply from Redis within 2000 ms/));
+    assert.equal(lease.remainingMs, 3_000 - 32 - 2_500, 'nothing bought yet');
+    answer(true);
+    await settle();
+    assert.equal(lease.remainingMs, 3_000 - 32 - 2_000, 'what it bought, counted from its send time');
+    assert.equal(lease.signal.aborted, false);
   });
 
   test('the watchdog and a manual extension are never in flight together; the later one counts', async () => {
@@ -379,8 +401,10 @@ describe('lease: giving back the token of a lost lease', () => {
     await settle();
     await advance(3_000);
     assert.equal(lease.signal.aborted, true);
+    // Its caller stopped waiting after replyTimeoutMs (2 s), while the lease was still valid.
+    await assert.rejects(extending, RedisUnavailableError);
     finish(true);
-    await assert.rejects(extending, LockLostError);
+    await settle();
     assert.deepEqual(calls, ['extend 3000', 'release']);
   });
 });

@@ -28,6 +28,16 @@
  * Timestamps are CLOCK_MONOTONIC, one clock for every process on the machine, so comparing them
  * across processes needs no tolerance; the server's TTLs are compared through PTTL (a duration),
  * never through wall-clock instants.
+ *
+ * ## Fault windows
+ *
+ * A scenario may declare windows (`FaultWindow`): stretches in which the deployment itself cannot
+ * keep a guarantee Locksmith documents as conditional (a failover: writes its replica had not
+ * received are gone). Every violation with an instant (an overlap's second entry, a probe, a grant)
+ * is also attributed to the windows it falls in (`windows` in the report): nothing is dropped, the
+ * counts and examples are the same, and a window's own `tolerate` list says which kinds inside it
+ * the run may forgive. Violations without an instant (the resource's counts, the end-of-run key
+ * checks) are never inside a window.
  */
 
 import type { HistoryEvent } from './protocol.js';
@@ -51,6 +61,28 @@ export interface KeyFindings {
    */
   readonly ownerSamples?: readonly OwnerSample[];
   readonly orphanGraceMs?: number;
+}
+
+/** A stretch of the run in which some guarantees depend on the deployment (see the file comment). */
+export interface FaultWindow {
+  /** What happened ('primary killed', 'CLUSTER FAILOVER'). */
+  readonly name: string;
+  /** When the fault began (mono ms). */
+  readonly from: number;
+  /** Until when an instant counts as inside (mono ms): the deployment settled again, plus a TTL. */
+  readonly to: number;
+  /** The kinds a violation inside this window may be of without failing the run. */
+  readonly tolerate: readonly ViolationKind[];
+}
+
+/** What the checker found inside one window. */
+export interface WindowReport {
+  readonly name: string;
+  readonly from: number;
+  readonly to: number;
+  readonly tolerate: readonly ViolationKind[];
+  /** Violations whose instant fell inside, by kind (also counted in the report's `violations`). */
+  readonly violations: Readonly<Record<ViolationKind, number>>;
 }
 
 export interface OwnerSample {
@@ -80,6 +112,12 @@ export interface CheckReport {
   readonly failures: Readonly<Record<string, number>>;
   /** The first few distinct messages of acquires that failed with an error (not a timeout or abort). */
   readonly errors: readonly string[];
+  /** Releases that rejected, by kind (as `failures`: 'redis-unavailable', 'error', ...). */
+  readonly releaseFailures: Readonly<Record<string, number>>;
+  /** The first few distinct messages of releases that rejected with an untyped error. */
+  readonly releaseErrors: readonly string[];
+  /** The run's fault windows, with the violations that fell inside each. */
+  readonly windows: readonly WindowReport[];
   readonly violations: Readonly<Record<ViolationKind, number>>;
   readonly totalViolations: number;
   /** Leases whose signal aborted while held (expected under faults; not a violation). */
@@ -149,22 +187,35 @@ function classify(error: string): string {
   return 'error';
 }
 
+const noViolations = () =>
+  Object.fromEntries(violationKinds.map((k) => [k, 0])) as Record<ViolationKind, number>;
+
+/** Flags a violation: `at` is its instant (mono ms), when it has one (see "Fault windows"). */
+type Flag = (kind: ViolationKind, detail: string, count?: number, at?: number) => void;
+
 export function check(
   events: readonly HistoryEvent[],
   resource: ResourceStats,
   keys: KeyFindings,
   limit = 1,
+  faultWindows: readonly FaultWindow[] = [],
 ): CheckReport {
-  const violations = Object.fromEntries(violationKinds.map((k) => [k, 0])) as Record<ViolationKind, number>;
+  const violations = noViolations();
   const examples: string[] = [];
-  const flag = (kind: ViolationKind, detail: string, count = 1) => {
+  const windows = faultWindows.map((w) => ({ ...w, violations: noViolations() }));
+  const flag: Flag = (kind, detail, count = 1, at) => {
     violations[kind] += count;
-    if (examples.length < 8) examples.push(`${kind}: ${detail}`);
+    const inside = at === undefined ? [] : windows.filter((w) => w.from <= at && at <= w.to);
+    for (const window of inside) window.violations[kind] += count;
+    const where = inside.length ? ` [in window: ${inside.map((w) => w.name).join(', ')}]` : '';
+    if (examples.length < 8) examples.push(`${kind}: ${detail}${where}`);
   };
 
   const holds = new Map<string, Hold>();
   const failures: Record<string, number> = {};
   const errors: string[] = [];
+  const releaseFailures: Record<string, number> = {};
+  const releaseErrors: string[] = [];
   let lostLeases = 0;
   let probes = 0;
   const workerCounts: Record<string, number> = {};
@@ -227,11 +278,13 @@ export function check(
         // q1 + pttl + 1 (PTTL is rounded down), or already past (≤ q1) when the key is not ours.
         const serverExpiryBound = event.holder === 'self' ? event.q1 + event.pttl + 1 : event.q1;
         if (event.holder === 'self' && event.pttl === -1) {
-          flag('key-without-expiry', `${holdName(event)}: lock key has no TTL while held`);
+          flag('key-without-expiry', `${holdName(event)}: lock key has no TTL while held`, 1, event.q0);
         } else if (event.validUntil > serverExpiryBound) {
           flag(
             'lease-outlived-expiry',
             `${holdName(event)}: lease valid ${(event.validUntil - serverExpiryBound).toFixed(1)} ms past the server's expiry (holder=${event.holder}, pttl=${event.pttl})`,
+            1,
+            event.q0,
           );
         }
         break;
@@ -242,8 +295,17 @@ export function check(
       case 'count':
         workerCounts[event.name] = (workerCounts[event.name] ?? 0) + 1;
         break;
+      case 'release':
+        if (event.result === 'error') {
+          const error = event.error ?? 'unknown';
+          const category = classify(error);
+          releaseFailures[category] = (releaseFailures[category] ?? 0) + 1;
+          if (category === 'error' && releaseErrors.length < 5 && !releaseErrors.includes(error))
+            releaseErrors.push(error);
+        }
+        break;
       case 'crash':
-        flag('crash', `w${event.w}: ${event.error}`);
+        flag('crash', `w${event.w}: ${event.error}`, 1, event.t);
         break;
       default:
         break;
@@ -266,6 +328,8 @@ export function check(
         flag(
           'duplicate-token',
           `${lock}: token ${hold.fence} handed to ${holdName(other)} and ${holdName(hold)}${other.owner === hold.owner ? ' (one owner token in Redis)' : ''}`,
+          1,
+          hold.okAt,
         );
       } else holders.set(hold.fence, hold);
     }
@@ -288,12 +352,14 @@ export function check(
         flag(
           'overlap',
           `${lock}: ${holdName(hold)} (token ${hold.fence}) entered with ${hold.permits} permit(s) ${(firstEnd - enter).toFixed(1)} ms before ${held} of ${limit} held by ${others} stopped being valid`,
+          1,
+          enter,
         );
       }
       active.push(hold);
       // An exclusive lock's holders enter in token order.
       if (limit === 1 && hold.fence < highest) {
-        flag('decreasing-token', `${lock}: token ${hold.fence} entered after token ${highest}`);
+        flag('decreasing-token', `${lock}: token ${hold.fence} entered after token ${highest}`, 1, enter);
       }
       highest = Math.max(highest, hold.fence);
     }
@@ -339,6 +405,8 @@ export function check(
     flag(
       'expired-grant',
       `${holdName(grant)} granted ${(grant.t - grant.validUntil).toFixed(1)} ms after its validity ended, signal ${grant.signalAborted ? 'aborted' : 'not aborted'}`,
+      1,
+      grant.t,
     );
   }
   checkOrphans(holds, givenBack, keys, flag);
@@ -356,6 +424,9 @@ export function check(
     localHolds,
     failures,
     errors,
+    releaseFailures,
+    releaseErrors,
+    windows,
     violations,
     totalViolations,
     lostLeases,
@@ -367,11 +438,7 @@ export function check(
 }
 
 /** Flags a hold whose token is not above every token granted before its acquire call started. */
-function checkTokensFollowGrants(
-  lock: string,
-  holds: readonly Hold[],
-  flag: (kind: ViolationKind, detail: string) => void,
-): void {
+function checkTokensFollowGrants(lock: string, holds: readonly Hold[], flag: Flag): void {
   const byGrant = [...holds].sort((a, b) => a.okAt - b.okAt);
   let next = 0;
   let highest: Hold | undefined;
@@ -385,6 +452,8 @@ function checkTokensFollowGrants(
       flag(
         'decreasing-token',
         `${lock}: token ${hold.fence} (${holdName(hold)}) granted to a call started after token ${highest.fence} (${holdName(highest)}) was granted`,
+        1,
+        hold.okAt,
       );
     }
   }
@@ -399,7 +468,7 @@ function checkOrphans(
   holds: ReadonlyMap<string, Hold>,
   givenBack: ReadonlyMap<string, number>,
   keys: KeyFindings,
-  flag: (kind: ViolationKind, detail: string) => void,
+  flag: Flag,
 ): void {
   if (!keys.ownerSamples) return;
   const granted = new Set([...holds.values()].map((hold) => hold.owner));
@@ -418,11 +487,15 @@ function checkOrphans(
       flag(
         'orphaned-key',
         `${span.lock}: token ${owner.slice(0, 8)}… held for ${heldMs} ms, never granted to anyone nor given back`,
+        1,
+        span.first,
       );
     } else if (givenBackAt !== undefined && span.last > givenBackAt) {
       flag(
         'orphaned-key',
         `${span.lock}: token ${owner.slice(0, 8)}… still held ${(span.last - givenBackAt).toFixed(0)} ms after it was given back`,
+        1,
+        span.last,
       );
     }
   }

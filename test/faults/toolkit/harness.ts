@@ -1,17 +1,24 @@
 /**
  * Runs one scenario: a fresh redis-server (and proxy) per node of the lock kind (one, or three for
- * Redlock), the worker pool taking locks while the
+ * Redlock), or a fresh Redis Cluster for a cluster scenario, the worker pool taking locks while the
  * scenario's faults run, then a healthy tail, a clean stop, the end-of-run key checks, and the
  * checker's verdict.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis as IORedis } from 'ioredis';
 import { type RedisServer, startRedis } from '../../../tools/redis-server.js';
-import { type ClientKind, clientKinds } from '../../fixtures/clients.js';
+import {
+  type ClientKind,
+  type ClusterClientKind,
+  clientKinds,
+  clusterClientKinds,
+} from '../../fixtures/clients.js';
 import { lockKeyIsFree, ownerTokenOf } from '../../fixtures/lock-value.js';
+import { type RedisCluster, startCluster } from '../../fixtures/redis-cluster.js';
 import {
   type CheckReport,
   check,
+  type FaultWindow,
   type KeyFindings,
   type OwnerSample,
   type ViolationKind,
@@ -41,6 +48,10 @@ export interface FaultContext {
   readonly servers: readonly RedisServer[];
   /** Every node's proxy, in node order, when the scenario asked for proxies (else empty). */
   readonly proxies: readonly FaultProxy[];
+  /** The cluster of a cluster scenario (`servers` are then its nodes), else undefined. */
+  readonly cluster: RedisCluster | undefined;
+  /** The lock names the workers contend on. */
+  readonly lockNames: readonly string[];
   readonly workers: readonly WorkerHandle[];
   readonly ttlMs: number;
   /** Aborts when the fault phase is over: a fault loop must stop and heal what it broke. */
@@ -48,6 +59,14 @@ export interface FaultContext {
   /** Counts of faults injected, printed with the figure and checked by `exercised`. */
   readonly counts: Record<string, number>;
   count(name: string, by?: number): void;
+  /**
+   * Opens a fault window (checker.ts, "Fault windows") named `name` now; the function it returns
+   * closes it, one TTL after it is called (a lease granted before then may still be running). Inside
+   * it, violations of the `tolerate` kinds do not fail the run; they and every other are reported.
+   */
+  openWindow(name: string, tolerate?: readonly ViolationKind[]): () => void;
+  /** A line for the run's notes in the table (what a fault measured). */
+  note(text: string): void;
   /** Sleeps, resolving early (never rejecting) when the fault phase ends. */
   wait(ms: number): Promise<void>;
 }
@@ -66,6 +85,13 @@ export interface Scenario {
   readonly redis?: { appendOnly?: boolean };
   /** A proxy in front of each redis-server (every node of a Redlock). */
   readonly proxy?: boolean;
+  /**
+   * Runs on a Redis Cluster (test/fixtures/redis-cluster.ts: 3 primaries with a replica each)
+   * instead of one redis-server: the workers lock with cluster clients (rotated over
+   * `clusterClientKinds`), `lockCount` names spread evenly over the primaries, and the end-of-run
+   * key checks ask every primary. No proxy, no orphan sampling.
+   */
+  readonly cluster?: boolean;
   /**
    * The nodes the scenario is written for: it runs only for lock kinds on that many servers
    * (`lockNodes`; default 1), so Redlock runs its own scenarios and none of the one-server ones.
@@ -109,14 +135,28 @@ export interface Scenario {
 export interface ScenarioResult {
   readonly scenario: string;
   readonly lock: LockId;
+  /** Whether it ran on a Redis Cluster (`Scenario.cluster`). */
+  readonly cluster: boolean;
   readonly expect: 'safe' | 'flagged';
   readonly report: CheckReport;
   readonly counts: Readonly<Record<string, number>>;
   readonly notExercised: string | undefined;
-  /** Violations of the kinds the scenario tolerates (see `Scenario.tolerate`). */
+  /** Violations of the kinds the scenario tolerates (see `Scenario.tolerate`), or a window does. */
   readonly tolerated: number;
+  /** What the scenario's faults noted (`FaultContext.note`). */
+  readonly notes: readonly string[];
   readonly passed: boolean;
   readonly seconds: number;
+}
+
+/** The violations a run forgives: the scenario's kinds anywhere, each window's kinds inside it. */
+export function toleratedViolations(scenario: Scenario, report: CheckReport): number {
+  const everywhere = new Set(scenario.tolerate ?? []);
+  let tolerated = [...everywhere].reduce((n, kind) => n + report.violations[kind], 0);
+  for (const window of report.windows) {
+    for (const kind of window.tolerate) if (!everywhere.has(kind)) tolerated += window.violations[kind];
+  }
+  return tolerated;
 }
 
 const LOCK_KEY = /^locksmith:\{[^}]*\}$/;
@@ -147,8 +187,17 @@ export async function runScenario(
   const servers: RedisServer[] = [];
   const proxies: FaultProxy[] = [];
   const admins: IORedis[] = [];
+  if (scenario.cluster && (scenario.proxy || scenario.checkOrphans || lockNodes(run.lock) !== 1))
+    throw new Error(
+      `${scenario.name}: a cluster scenario has no proxy, no orphan sampling, one lock deployment`,
+    );
+  let cluster: RedisCluster | undefined;
   try {
-    for (let i = 0; i < lockNodes(run.lock); i += 1) {
+    if (scenario.cluster) {
+      cluster = await startCluster();
+      servers.push(...cluster.nodes);
+    }
+    for (let i = 0; i < (scenario.cluster ? 0 : lockNodes(run.lock)); i += 1) {
       const node = await startRedis({ appendOnly: scenario.redis?.appendOnly ?? false });
       servers.push(node);
       if (scenario.proxy) proxies.push(await FaultProxy.start({ port: node.port }));
@@ -164,24 +213,43 @@ export async function runScenario(
   }
   const server = servers[0] as RedisServer;
   const proxy = proxies[0];
-  const admin = admins[0] as IORedis;
+  const admin = admins[0];
   const workers = pool.slice(0, scenario.workers ?? pool.length);
   const resource = new FencedResource(scenario.fenced ?? true);
   const events: HistoryEvent[] = [];
   const phase = new AbortController();
   const counts: Record<string, number> = {};
+  const windows: FaultWindow[] = [];
+  const notes: string[] = [];
+  const lockNames = cluster
+    ? await namesOnEveryPrimary(cluster, scenario.name, scenario.lockCount ?? 2).catch(async (error) => {
+        await cluster?.stop();
+        throw error;
+      })
+    : Array.from({ length: scenario.lockCount ?? 2 }, (_, i) => `${scenario.name}-${i}`);
   const ctx: FaultContext = {
     lock: run.lock,
     server,
     proxy,
     servers,
     proxies,
+    cluster,
+    lockNames,
     workers,
     ttlMs: 0,
     signal: phase.signal,
     counts,
     count: (name, by = 1) => {
       counts[name] = (counts[name] ?? 0) + by;
+    },
+    openWindow: (name, tolerate = []) => {
+      const from = mono();
+      return () => {
+        windows.push({ name, from, to: mono() + ctx.ttlMs, tolerate });
+      };
+    },
+    note: (text) => {
+      notes.push(text);
     },
     wait: (ms) =>
       Number.isFinite(ms)
@@ -190,18 +258,18 @@ export async function runScenario(
             phase.signal.addEventListener('abort', () => resolve(), { once: true }),
           ),
   };
-  const lockNames = Array.from({ length: scenario.lockCount ?? 2 }, (_, i) => `${scenario.name}-${i}`);
   const configs = workers.map((worker): WorkerConfig => {
     const extra = typeof scenario.config === 'function' ? scenario.config(worker.index) : scenario.config;
+    const kinds: readonly (ClientKind | ClusterClientKind)[] = cluster ? clusterClientKinds : clientKinds;
     return {
       ...defaultConfig,
       ...extra,
       scenario: scenario.name,
-      clientKind: (
-        clientKinds[clientKindIndex(worker.index, thisRun, pool.length, clientKinds.length)] as ClientKind
-      ).name,
+      clientKind: (kinds[clientKindIndex(worker.index, thisRun, pool.length, kinds.length)] as ClientKind)
+        .name,
       redisUrl: proxy?.url ?? server.url,
       probeUrl: server.url,
+      ...(cluster ? { cluster: { startupNodes: cluster.startupNodes } } : {}),
       ...(servers.length > 1
         ? {
             redisUrls: servers.map((node, i) => proxies[i]?.url ?? node.url),
@@ -231,9 +299,10 @@ export async function runScenario(
 
     const sampling = new AbortController();
     const ownerSamples: OwnerSample[] = [];
-    const sampled = scenario.checkOrphans
-      ? sampleOwners(admin, lockNames, lockLimit(run.lock), ownerSamples, sampling.signal)
-      : Promise.resolve();
+    const sampled =
+      scenario.checkOrphans && admin
+        ? sampleOwners(admin, lockNames, lockLimit(run.lock), ownerSamples, sampling.signal)
+        : Promise.resolve();
     const faults = scenario.fault?.(ctx) ?? Promise.resolve();
     await sleep(run.durationMs);
     phase.abort();
@@ -256,7 +325,13 @@ export async function runScenario(
 
     // Every worker has released by now and sits idle with its client open, so anything that still
     // holds or renews a lock is a leak.
-    // On every node of a Redlock (its keys named `node <i>: <key>`).
+    // On every node of a Redlock (its keys named `node <i>: <key>`), every primary of a cluster.
+    if (cluster) {
+      admins.push(...(await primaryAdmins(cluster)));
+      const shards = cluster.nodes.length / 2;
+      if (admins.length !== shards)
+        throw new Error(`the key checks found ${admins.length} primaries, not ${shards}`);
+    }
     await sleep(300);
     const leftAtStop = await onEveryNode(admins, lockKeys);
     const withoutExpiry = await onEveryNode(admins, keysWithoutExpiry);
@@ -271,19 +346,21 @@ export async function runScenario(
     await Promise.all(workers.map((worker) => worker.close()));
     closed = true;
 
-    const report = check(events, resource.stats, keys, lockLimit(run.lock));
+    const report = check(events, resource.stats, keys, lockLimit(run.lock), windows);
     const notExercised = scenario.exercised?.(ctx, report);
-    const tolerated = (scenario.tolerate ?? []).reduce((n, kind) => n + report.violations[kind], 0);
+    const tolerated = toleratedViolations(scenario, report);
     const flagged = report.totalViolations - tolerated > 0;
     const passed = scenario.expect === 'safe' ? !flagged && notExercised === undefined : flagged;
     return {
       scenario: scenario.name,
       lock: run.lock,
+      cluster: cluster !== undefined,
       expect: scenario.expect,
       report,
       counts,
       notExercised,
       tolerated,
+      notes,
       passed,
       seconds: (performance.now() - started) / 1000,
     };
@@ -301,8 +378,37 @@ export async function runScenario(
     }
     for (const nodeAdmin of admins) nodeAdmin.disconnect();
     for (const nodeProxy of proxies) await nodeProxy.close();
-    await Promise.all(servers.map((node) => node.stop()));
+    if (cluster) await cluster.stop();
+    else await Promise.all(servers.map((node) => node.stop()));
   }
+}
+
+/**
+ * `count` lock names `stem-<i>` spread evenly over the cluster's primaries (by the slot of each
+ * name's lock key), so that contention, and a failover, reach every shard.
+ */
+async function namesOnEveryPrimary(cluster: RedisCluster, stem: string, count: number): Promise<string[]> {
+  const primaries = await cluster.primaries();
+  const perPrimary = Math.ceil(count / primaries.length);
+  const taken = new Map<number, number>();
+  const names: string[] = [];
+  for (let i = 0; names.length < count && i < 10_000; i += 1) {
+    const name = `${stem}-${i}`;
+    const { port } = await cluster.primaryFor(`locksmith:{${name}}`);
+    if ((taken.get(port) ?? 0) >= perPrimary) continue;
+    taken.set(port, (taken.get(port) ?? 0) + 1);
+    names.push(name);
+  }
+  return names;
+}
+
+/** A direct connection to each primary of the cluster now (KEYS lists a node's own keys). */
+async function primaryAdmins(cluster: RedisCluster): Promise<IORedis[]> {
+  return (await cluster.primaries()).map((node) => {
+    const nodeAdmin = new IORedis(node.url, { maxRetriesPerRequest: null });
+    nodeAdmin.on('error', () => {});
+    return nodeAdmin;
+  });
 }
 
 /** A key check run on each node; with several nodes, each key is named after its node. */

@@ -38,6 +38,12 @@ export interface WorkerConfig {
    */
   readonly redisUrls?: readonly string[] | undefined;
   readonly probeUrls?: readonly string[] | undefined;
+  /**
+   * A Redis Cluster, for a cluster scenario: where the worker's cluster client (`clientKind` names
+   * one of `clusterClientKinds`) and its probe (an ioredis `Cluster`, straight to the nodes) start.
+   * `redisUrl` and `probeUrl` are then unused.
+   */
+  readonly cluster?: { readonly startupNodes: readonly { host: string; port: number }[] } | undefined;
   /** Redlock's `nodeTimeoutMs` (default: the library's). */
   readonly nodeTimeoutMs?: number | undefined;
   readonly lock: LockId;

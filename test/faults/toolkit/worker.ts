@@ -8,9 +8,9 @@
  * crash, an unhandled rejection, is itself reported and counted as a violation).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis as IORedis } from 'ioredis';
+import { Cluster, Redis as IORedis } from 'ioredis';
 import { subscribeLockEvents } from '../../../src/events.js';
-import { clientKinds, type TestClient } from '../../fixtures/clients.js';
+import { clientKinds, clusterClientKinds, type TestClient } from '../../fixtures/clients.js';
 import { ownerTokenOf } from '../../fixtures/lock-value.js';
 import type { HeldLock, LockAdapter, NodeClients } from './held-lock.js';
 import { lockAdapter, lockLimit } from './locks.js';
@@ -84,12 +84,15 @@ interface Run {
   readonly config: WorkerConfig;
   readonly stop: AbortController;
   client: TestClient | undefined;
-  probe: IORedis | undefined;
+  probe: Probe | undefined;
   /** A lock over several servers: the clients of the nodes after the first, and every node's probe. */
   moreClients: TestClient[];
   nodeProbes: IORedis[];
   done: Promise<void>;
 }
+/** A direct connection for the probes: to the server, or (a cluster scenario) to the cluster. */
+type Probe = IORedis | Cluster;
+
 let run: Run | undefined;
 let seq = 0;
 
@@ -124,6 +127,14 @@ async function start(config: WorkerConfig): Promise<void> {
     done: Promise.resolve(),
   };
   run = current;
+  if (config.cluster) {
+    const clusterKind = clusterClientKinds.find((candidate) => candidate.name === config.clientKind);
+    if (!clusterKind) throw new Error(`no cluster client kind named ${config.clientKind}`);
+    current.client = await clusterKind.create(config.cluster);
+    if (config.probe) current.probe = await clusterProbe(config.cluster.startupNodes);
+    startLoops(current);
+    return;
+  }
   const kind = clientKinds.find((candidate) => candidate.name === config.clientKind);
   if (!kind) throw new Error(`no client kind named ${config.clientKind}`);
   current.client = await kind.create(config.redisUrl);
@@ -148,7 +159,30 @@ async function start(config: WorkerConfig): Promise<void> {
       probes: current.nodeProbes,
     };
   }
-  const { client, command } = current.client;
+  startLoops(current, nodes);
+}
+
+/**
+ * Bounded like the one-server probe (a node down or between primaries makes a probe fail, never
+ * hang the loop), and ready before the loops start.
+ */
+async function clusterProbe(startupNodes: readonly { host: string; port: number }[]): Promise<Cluster> {
+  const probe = new Cluster([...startupNodes], {
+    enableOfflineQueue: false,
+    redisOptions: { commandTimeout: 500, maxRetriesPerRequest: 1 },
+  });
+  probe.on('error', () => {});
+  await new Promise<void>((resolve, reject) => {
+    probe.once('ready', () => resolve());
+    probe.once('end', () => reject(new Error('the probe cluster client could not connect')));
+  });
+  return probe;
+}
+
+/** Starts the run's acquire loops on its client, and tells the parent. */
+function startLoops(current: Run, nodes?: NodeClients): void {
+  const { config } = current;
+  const { client, command } = current.client as TestClient;
   const adapters = new Map<string, LockAdapter>(
     config.lockNames.map((name) => [name, lockAdapter(config.lock, client, command, name, config, nodes)]),
   );
@@ -316,7 +350,7 @@ async function holdAndRelease(
  * lease's own belief; the checker compares them. Skipped when the lease already knows it is over
  * (nothing to compare) or when Redis does not answer (paused, down).
  */
-async function probe(redis: IORedis, held: HeldLock, id: number, who: Holder): Promise<void> {
+async function probe(redis: Probe, held: HeldLock, id: number, who: Holder): Promise<void> {
   const q0 = mono();
   const validUntil = held.validUntil();
   if (held.signal.aborted || validUntil <= q0) return;
