@@ -424,6 +424,41 @@ describe('fault-suite checker', () => {
     });
   });
 
+  test('a key left by a release that failed (typed) near the end waits out its TTL; a released one is flagged', () => {
+    const [invoke, ok, enter, exit] = hold({
+      w: 0,
+      fence: 1,
+      enter: 0,
+      exit: 10,
+      validUntil: 500,
+      lock: 'A',
+    });
+    const failedRelease: HistoryEvent = {
+      ev: 'release',
+      w: 0,
+      seq,
+      t: 10.1,
+      result: 'error',
+      error: 'QuorumError: the release reached 1 of 3 nodes',
+    };
+    const events = [
+      invoke as HistoryEvent,
+      ok as HistoryEvent,
+      enter as HistoryEvent,
+      exit as HistoryEvent,
+      failedRelease,
+      ...hold({ w: 1, fence: 2, enter: 0, exit: 10, validUntil: 500, lock: 'B' }),
+    ];
+    const report = check(events, cleanResource(), {
+      leftAtStop: ['node 0: locksmith:{A}', 'node 1: locksmith:{B}'],
+      renewedAfterEnd: [],
+      withoutExpiry: [],
+    });
+    assert.equal(report.violations['key-left-behind'], 1, report.examples.join('\n'));
+    assert.equal(report.keysLeftByFailedReleases, 1);
+    assert.match(report.examples.join('\n'), /\{B\}/);
+  });
+
   test('resource counts, leftover keys and crashes are violations', () => {
     const report = check(
       [{ ev: 'crash', w: 0, t: 1, error: 'unhandledRejection: boom' }],

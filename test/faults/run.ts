@@ -115,6 +115,8 @@ function notes(result: ScenarioResult): string {
   for (const [name, n] of Object.entries(report.workerCounts)) parts.push(`${name} ×${n}`);
   if (result.tolerated) parts.push(`${result.tolerated} tolerated (documented, see scenario)`);
   if (report.lostLeases) parts.push(`${report.lostLeases} leases lost`);
+  if (report.keysLeftByFailedReleases)
+    parts.push(`${report.keysLeftByFailedReleases} keys left to their TTL by failed releases`);
   parts.push(...result.notes);
   for (const window of report.windows) {
     const inside = Object.entries(window.violations)
