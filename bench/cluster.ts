@@ -49,15 +49,23 @@ function redlockCycle(make: (client: Client) => RedlockLike): Cycle {
   };
 }
 
+/** Locksmith's Mutex: the same on every client. */
+const locksmithCycle: Cycle = async (client, name) => {
+  const lease = await new lib.Mutex(client, `bench:${name}`, { ttlMs: TTL_MS }).acquire();
+  await lease.release();
+};
+
+/** redlock-universal's single-server lock, on whichever of its adapters fits the client. */
+function universalCycle(adapterFor: (client: Client) => IoredisAdapter | GlideAdapter): Cycle {
+  return async (client, name) => {
+    const lock = createLock({ adapter: adapterFor(client), key: `bench:{${name}}`, ttl: TTL_MS });
+    const handle = await lock.acquire();
+    await lock.release(handle);
+  };
+}
+
 const allImpls: readonly { label: string; library: Library; cycle: Cycle }[] = [
-  {
-    label: 'Locksmith Mutex',
-    library: 'ioredis',
-    cycle: async (client, name) => {
-      const lease = await new lib.Mutex(client, `bench:${name}`, { ttlMs: TTL_MS }).acquire();
-      await lease.release();
-    },
-  },
+  { label: 'Locksmith Mutex', library: 'ioredis', cycle: locksmithCycle },
   {
     label: 'redis-semaphore Mutex',
     library: 'ioredis',
@@ -80,30 +88,13 @@ const allImpls: readonly { label: string; library: Library; cycle: Cycle }[] = [
   {
     label: 'redlock-universal',
     library: 'ioredis',
-    cycle: async (client, name) => {
-      const adapter = new IoredisAdapter(client as Redis | Cluster);
-      const lock = createLock({ adapter, key: `bench:{${name}}`, ttl: TTL_MS });
-      const handle = await lock.acquire();
-      await lock.release(handle);
-    },
+    cycle: universalCycle((client) => new IoredisAdapter(client as Redis | Cluster)),
   },
-  {
-    label: 'Locksmith Mutex',
-    library: 'valkey-glide',
-    cycle: async (client, name) => {
-      const lease = await new lib.Mutex(client, `bench:${name}`, { ttlMs: TTL_MS }).acquire();
-      await lease.release();
-    },
-  },
+  { label: 'Locksmith Mutex', library: 'valkey-glide', cycle: locksmithCycle },
   {
     label: 'redlock-universal',
     library: 'valkey-glide',
-    cycle: async (client, name) => {
-      const adapter = new GlideAdapter(client as GlideClient);
-      const lock = createLock({ adapter, key: `bench:{${name}}`, ttl: TTL_MS });
-      const handle = await lock.acquire();
-      await lock.release(handle);
-    },
+    cycle: universalCycle((client) => new GlideAdapter(client as GlideClient)),
   },
 ];
 const impls = allImpls.filter((impl) => !only || only.test(`${impl.label} (${impl.library})`));
