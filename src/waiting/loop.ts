@@ -44,8 +44,8 @@ const POLLING = { firstMs: 10, maxMs: 250, jitter: 'half' } as const;
  * is transient and retried while time is left; if the caller's time or retries run out while the
  * last attempt failed that way, the rejection says Redis was unavailable (cause: the last error).
  * An attempt unanswered for `replyTimeoutMs` (at most a TTL: a later reply can never yield a usable
- * lease) is abandoned and counts as failed; at the deadline, a call Redis never answered while its
- * client says it has no connection is `RedisUnavailableError` too, not a timeout. With no deadline,
+ * lease) is abandoned and counts as failed. The deadline bounds the wait for the lock, not a reply:
+ * an attempt sent before it is waited for, so a call ends by `timeoutMs` + `replyTimeoutMs`. With no deadline,
  * Redis unreachable for longer than one TTL in a row ends the wait.
  *
  * Giving back: once the call gives up after any attempt, its token is given back best-effort (the
@@ -63,8 +63,6 @@ export async function acquireWithWaiting(plan: Plan, attempts: Attempts, backend
   let countNext = true;
   let lastError: unknown;
   let lastFailed = false;
-  /** Some attempt of this call got a reply (Redis was reachable). */
-  let answered = false;
   let failingSince: number | undefined;
   let watch: Watch | undefined = wake?.ifActive();
   let subscribeFailed = false;
@@ -77,32 +75,20 @@ export async function acquireWithWaiting(plan: Plan, attempts: Attempts, backend
       if (countNext) counted += 1;
       const sentAt = clock.now();
       let outcome: Outcome;
-      // An attempt is abandoned at the caller's deadline, or after `replyTimeoutMs` without a
-      // reply if that comes first: only the latter is a failure of Redis.
-      const replyBy = sentAt + replyBoundMs(plan);
-      const callerTimeRunsOutFirst = deadline < replyBy;
+      // An attempt waits for its reply up to `replyTimeoutMs`, even past the caller's deadline:
+      // `timeoutMs` bounds the wait for the lock, never a reply (an attempt sent at the deadline,
+      // or `timeoutMs: 0` on a free lock, is decided by that reply). Unanswered by then, Redis failed.
       const attempt = attempts.attempt();
       const settled =
-        attempt instanceof Promise ? await call.settle(attempt, Math.min(deadline, replyBy)) : known(attempt);
+        attempt instanceof Promise ? await call.settle(attempt, sentAt + replyBoundMs(plan)) : known(attempt);
       if (settled.kind === 'value') {
         outcome = usable(settled.value, plan) ? settled.value : await givenBack(call);
-        answered = true;
         lastFailed = false;
         failingSince = undefined;
       } else {
         if (settled.kind === 'error') {
           if (!isRetryable(settled.error) || signal?.aborted) throw settled.error;
           lastError = settled.error;
-        } else if (callerTimeRunsOutFirst || clock.now() >= deadline) {
-          // The caller's time ran out (a timer may fire a hair before the clock reads the deadline:
-          // that is still a timeout, not "Redis did not answer"), unless Redis never answered this
-          // call and the client knows it has no connection: then a timeout would say the lock was
-          // busy. (A deadline shorter than a reply under load stays a timeout.)
-          signal?.throwIfAborted();
-          if (lastFailed) throw unavailableError(plan.name, 'no reply in time', lastError);
-          if (!answered && backend.disconnected() !== undefined)
-            throw unavailableError(plan.name, 'no reply in time', noReply(backend, clock.now() - sentAt));
-          throw timeout(plan, sent, lastError);
         } else {
           lastError = noReply(backend, clock.now() - sentAt);
         }
