@@ -1,12 +1,6 @@
+import { boundedCall, type CallBound } from '../bounded-call.js';
 import { type Clock, elapsedSince, type Instant, instantOf } from '../clock.js';
-import { noReplyError, settleBefore } from '../deadline.js';
-import {
-  LockError,
-  LockLostError,
-  type LockLostReason,
-  NotHeldError,
-  RedisUnavailableError,
-} from '../errors.js';
+import { LockLostError, type LockLostReason, NotHeldError } from '../errors.js';
 import { emitLockEvent, lockEventsObserved } from '../events.js';
 import { inspectCustom } from '../inspect.js';
 import type { LockBackend, Plan, Won } from '../plan.js';
@@ -57,8 +51,11 @@ export class Lease implements AsyncDisposable {
   private extensionMayHaveApplied = false;
   private readonly watchdog: Watchdog;
   private extending: Promise<unknown> = Promise.resolve();
+  /** The watchdog's extension in flight: a retry after it went unanswered waits for this one. */
+  private autoExtension: Promise<'extended' | 'lost'> | undefined;
   private readonly driftFactor: number;
-  private readonly replyTimeoutMs: number;
+  /** Every round trip of this lease waits for Redis at most `replyTimeoutMs`. */
+  private readonly bound: CallBound;
   private readonly backend: LockBackend;
   private readonly clock: Clock;
 
@@ -84,7 +81,12 @@ export class Lease implements AsyncDisposable {
     this.clock = clock;
     this.ttl = ttlMs;
     this.driftFactor = driftFactor;
-    this.replyTimeoutMs = plan.options.replyTimeoutMs;
+    this.bound = {
+      name: plan.name,
+      clock,
+      replyTimeoutMs: plan.options.replyTimeoutMs,
+      disconnected: () => backend.disconnected(),
+    };
     const grantTtlMs = grant.ttlMs ?? ttlMs;
     if (grant.sentAtWall !== undefined) {
       const since = { mono: grant.sentAt, wall: grant.sentAtWall };
@@ -98,7 +100,7 @@ export class Lease implements AsyncDisposable {
       autoExtend: plan.options.autoExtend,
       ttlMs: () => this.ttl,
       remainingMs: () => this.validityLeft(),
-      extend: () => this.extendOnce(this.ttl),
+      extend: () => this.extendAutomatically(),
       onLost: (reason, cause) => this.markLost(reason, cause),
       onExtendFailed: (error, retryInMs) =>
         emitLockEvent({ type: 'extend-failed', lockName: this.name, error, retryInMs }),
@@ -133,6 +135,23 @@ export class Lease implements AsyncDisposable {
       this.lossListeners ??= [];
       this.lossListeners.push(listener);
     }
+  }
+
+  /**
+   * @internal The lock was extended from outside this lease (`extendToken` on its token) to
+   * `ttlMs` from `since`: from now on the lease trusts no more than that bought.
+   */
+  limitValidity(since: Instant, ttlMs: number): void {
+    if (this.state !== 'held') return;
+    const bought: Validity = { since, budgetMs: ttlMs - driftMs(ttlMs, this.driftFactor) };
+    if (bought.budgetMs - elapsedSince(this.clock, since) >= this.validityLeft()) return;
+    this.validity = bought;
+    this.watchdog.check();
+  }
+
+  /** @internal Its token was released from outside (`releaseToken`): the lease is lost now. */
+  revoke(reason: LockLostReason): void {
+    this.markLost(reason);
   }
 
   /** The lease TTL in milliseconds (the latest one, after `extend(ttlMs)`). */
@@ -173,7 +192,7 @@ export class Lease implements AsyncDisposable {
   /** Asks Redis whether this lease's token holds the lock right now (redis_exp_lock's `key_owned?`). */
   async isOwned(): Promise<boolean> {
     if (this.state === 'released') return false;
-    return this.backend.isHeldBy(this.token);
+    return boundedCall(this.bound, 'isOwned()', this.backend.isHeldBy(this.token));
   }
 
   /**
@@ -194,28 +213,10 @@ export class Lease implements AsyncDisposable {
     checkTtlMs('ttlMs', ttlMs, this.driftFactor);
     if (this.state === 'released') throw new NotHeldError(this.name, 'it was released');
     if (this.remainingMs === 0) throw this.lostError as LockLostError;
-    // Before, the client's own error reached the caller (ioredis "Too many Cluster redirections",
-    // node-redis TimeoutError), or the call waited for as long as the client kept it queued: for
-    // ever, for a client that reconnects without limit to a server that is gone.
-    const reply = await settleBefore(
-      this.extendOnce(ttlMs),
-      this.clock.now() + this.replyTimeoutMs,
-      undefined,
-      this.clock,
-      () => {},
-    );
-    if (reply.kind === 'error') {
-      if (reply.error instanceof LockError) throw reply.error;
-      throw new RedisUnavailableError(this.name, 'the extension failed', { cause: reply.error });
-    }
-    if (reply.kind === 'abandoned') {
-      throw new RedisUnavailableError(
-        this.name,
-        'the extension got no reply in time; it goes on in the background, and counts if Redis applies it',
-        { cause: noReplyError(this.replyTimeoutMs, this.backend.disconnected()) },
-      );
-    }
-    if (reply.value === 'lost') throw this.lostError as LockLostError;
+    const outcome = await boundedCall(this.bound, 'the extension', this.extendOnce(ttlMs), {
+      goesOn: 'it goes on in the background, and counts if Redis applies it',
+    });
+    if (outcome === 'lost') throw this.lostError as LockLostError;
     this.watchdog.rescheduleAfterExtend();
   }
 
@@ -227,9 +228,9 @@ export class Lease implements AsyncDisposable {
    * Bounded: it waits at most `replyTimeoutMs` for Redis, then rejects with
    * `RedisUnavailableError` (as on a connection error that may pass); the release goes on in the
    * background, retried when the connection returns, until the lock would have expired anyway. A
-   * lease already lost resolves `false` at once, with no round trip to wait for: it may still own
-   * its token in Redis (an extension applied after validity ran out, the drift margin), so the
-   * compare-and-delete is sent in the background (it can only delete our own token), reported as a
+   * lease already lost resolves `false`, never rejects: it may still own its token in Redis (an
+   * extension applied after validity ran out, the drift margin), so the compare-and-delete is sent
+   * (it can only delete our own token) and waited for, at most `replyTimeoutMs`, reported as a
    * `give-back` event.
    */
   async release(): Promise<boolean> {
@@ -239,33 +240,19 @@ export class Lease implements AsyncDisposable {
     this.lossListeners = undefined;
     this.watchdog.stop();
     if (lost) {
-      this.giveBack();
+      // It may still own its token in Redis (the drift margin): give it back, and resolve only once
+      // that is applied, so the next holder never finds this token there after `release()` said so.
+      await boundedCall(this.bound, 'the give-back', this.reportedRelease()).catch(() => {});
       return false;
     }
     if (lockEventsObserved()) {
       emitLockEvent({ type: 'released', lockName: this.name, heldMs: this.clock.now() - this.grantedAt });
     }
     const sending = this.sendRelease();
-    const reply = await settleBefore(
-      sending,
-      this.clock.now() + this.replyTimeoutMs,
-      undefined,
-      this.clock,
-      () => {},
-    );
-    if (reply.kind === 'value') return reply.value;
-    if (reply.kind === 'error') {
-      if (reply.error instanceof LockError) throw reply.error;
-      throw new RedisUnavailableError(this.name, 'the release failed until the lock expired', {
-        cause: reply.error,
-      });
-    }
-    this.report(sending);
-    throw new RedisUnavailableError(
-      this.name,
-      'the release got no reply in time; it goes on in the background until the lock would have expired',
-      { cause: noReplyError(this.replyTimeoutMs, this.backend.disconnected()) },
-    );
+    return boundedCall(this.bound, 'the release', sending, {
+      goesOn: 'it goes on in the background until the lock would have expired',
+      onLate: () => this.report(sending),
+    });
   }
 
   /** @internal A short form for `console.log`: what a reader wants, none of the internals. */
@@ -281,6 +268,26 @@ export class Lease implements AsyncDisposable {
   /** Validity left right now, on both clocks; ≤ 0 once it ran out. No side effects. */
   private validityLeft(): number {
     return this.validity.budgetMs - elapsedSince(this.clock, this.validity.since);
+  }
+
+  /**
+   * The watchdog's extension, bounded like any round trip: unanswered after `replyTimeoutMs`, it
+   * counts as failed (the watchdog reports it and retries while validity lasts), yet goes on, and
+   * counts if Redis applies it. A retry while it is still in flight waits for it rather than
+   * stacking a second extension behind it.
+   */
+  private extendAutomatically(): Promise<'extended' | 'lost'> {
+    if (!this.autoExtension) {
+      const extension = this.extendOnce(this.ttl);
+      this.autoExtension = extension;
+      const done = () => {
+        if (this.autoExtension === extension) this.autoExtension = undefined;
+      };
+      extension.then(done, done);
+    }
+    return boundedCall(this.bound, 'the automatic extension', this.autoExtension, {
+      goesOn: 'it goes on, and counts if Redis applies it',
+    });
   }
 
   /**
@@ -356,7 +363,12 @@ export class Lease implements AsyncDisposable {
    * the lease is lost (an extension applied late). It can only delete our own token.
    */
   private giveBack(): void {
-    this.report(this.sendRelease());
+    void this.reportedRelease();
+  }
+
+  /** The give-back of `giveBack`, reported as it ends; resolves then. */
+  private reportedRelease(): Promise<void> {
+    return reportGiveBack(this.name, this.token, this.sendRelease());
   }
 
   /** Reports how a give-back ended, as a `give-back` event. */

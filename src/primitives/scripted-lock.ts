@@ -2,8 +2,7 @@ import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
 import { runScript, waitForReplicas } from '../adapters/run-script.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
-import { noReplyError, settleBefore } from '../deadline.js';
-import { LockError, RedisUnavailableError } from '../errors.js';
+import { boundedCall } from '../bounded-call.js';
 import type { AcquireOptions, LockOptions } from '../options.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { type LockKeys, lockKeys } from '../protocol/keys.js';
@@ -55,20 +54,15 @@ export abstract class ScriptedLock<
    * @internal WAIT on the connection this lock's scripts went through (on a cluster, the one to the
    * primary of its slot), bounded by its own timeout plus one reply's (`replyTimeoutMs`).
    */
-  protected override async waitForReplicas(count: number, timeoutMs: number): Promise<number> {
-    const { clock, replyTimeoutMs } = this.options;
-    const waited = timeoutMs + replyTimeoutMs;
-    const reply = await settleBefore(
+  protected override waitForReplicas(count: number, timeoutMs: number): Promise<number> {
+    return boundedCall(
+      this.bound,
+      'WAIT for replicas',
       waitForReplicas(this.context, this.keys.lock, count, timeoutMs),
-      clock.now() + waited,
-      undefined,
-      clock,
-      () => {},
+      {
+        extraMs: timeoutMs,
+      },
     );
-    if (reply.kind === 'value') return reply.value;
-    if (reply.kind === 'error' && reply.error instanceof LockError) throw reply.error;
-    const cause = reply.kind === 'error' ? reply.error : noReplyError(waited, this.disconnected());
-    throw new RedisUnavailableError(this.name, 'WAIT for replicas failed', { cause });
   }
 
   /** @internal */

@@ -13,6 +13,7 @@ const src = join(import.meta.dirname, '../../src');
 /** Plain modules every layer may use: no Redis, no locks. */
 const FOUNDATION = [
   'backoff',
+  'bounded-call',
   'clock',
   'deadline',
   'inspect',
