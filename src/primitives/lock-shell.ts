@@ -1,7 +1,8 @@
 import type { BatchBounds, LocalBatch } from '../batching/local-batch.js';
+import { boundedCall, type CallBound } from '../bounded-call.js';
 import { elapsedSince, instantOf } from '../clock.js';
-import { noReplyError, type Settled, settleBefore } from '../deadline.js';
-import { LockError, LockLostError, NotReplicatedError, RedisUnavailableError } from '../errors.js';
+import { noReplyError } from '../deadline.js';
+import { LockLostError, NotReplicatedError, RedisUnavailableError } from '../errors.js';
 import { emitLockEvent, lockEventsObserved } from '../events.js';
 import { inspectCustom } from '../inspect.js';
 import { reportGiveBack, sendGiveBack } from '../lease/give-back.js';
@@ -57,6 +58,16 @@ export abstract class LockShell<
     isHeldBy: (token) => this.holds(token),
     disconnected: () => this.disconnected(),
   };
+
+  /** @internal How long this lock's own calls (`inspect`, `releaseToken`, ...) wait for Redis. */
+  protected get bound(): CallBound {
+    return {
+      name: this.name,
+      clock: this.options.clock,
+      replyTimeoutMs: this.options.replyTimeoutMs,
+      disconnected: () => this.disconnected(),
+    };
+  }
 
   constructor(
     /** The lock's name, as given. */
@@ -133,37 +144,33 @@ export abstract class LockShell<
    * timeout), and by the call's signal; whatever goes wrong, the token is given back.
    */
   private async confirmGrant(plan: Plan<Options>, won: Won): Promise<Won> {
-    const { clock, ttlMs, driftFactor, replyTimeoutMs, replicaAckTimeoutMs, signal } = plan.options;
+    const { clock, ttlMs, driftFactor, replicaAckTimeoutMs, signal } = plan.options;
     const sent = instantOf(clock);
-    const waitedMs = replyTimeoutMs + replicaAckTimeoutMs;
-    let outcome: Settled<boolean>;
+    let extended: boolean;
     try {
-      outcome = await settleBefore(
+      extended = await boundedCall(
+        this.bound,
+        'confirming the grant by its replicas',
         this.backend.extend(plan.token, ttlMs),
-        sent.mono + waitedMs,
-        signal,
-        clock,
-        () => {},
+        {
+          extraMs: replicaAckTimeoutMs,
+          signal,
+        },
       );
-    } catch (aborted) {
+    } catch (error) {
       await this.giveBackConfirming(plan);
-      throw aborted;
+      throw error;
     }
-    if (outcome.kind === 'value' && outcome.value) {
-      if (ttlMs - driftMs(ttlMs, driftFactor) - elapsedSince(clock, sent) > 0) {
-        return {
-          grant: { ...won.grant, sentAt: sent.mono, sentAtWall: sent.wall, ttlMs },
-          attempts: won.attempts,
-        };
-      }
-      outcome = { kind: 'abandoned' };
+    if (extended && ttlMs - driftMs(ttlMs, driftFactor) - elapsedSince(clock, sent) > 0) {
+      return {
+        grant: { ...won.grant, sentAt: sent.mono, sentAtWall: sent.wall, ttlMs },
+        attempts: won.attempts,
+      };
     }
     await this.giveBackConfirming(plan);
-    if (outcome.kind === 'value') throw new LockLostError(this.name, 'not-owner');
-    if (outcome.kind === 'error' && outcome.error instanceof LockError) throw outcome.error;
-    const cause = outcome.kind === 'error' ? outcome.error : noReplyError(waitedMs, this.disconnected());
-    throw new RedisUnavailableError(this.name, 'the grant could not be confirmed by its replicas in time', {
-      cause,
+    if (!extended) throw new LockLostError(this.name, 'not-owner');
+    throw new RedisUnavailableError(this.name, 'the grant was confirmed too late to be used', {
+      cause: noReplyError(elapsedSince(clock, sent), this.disconnected()),
     });
   }
 
@@ -172,7 +179,7 @@ export abstract class LockShell<
    * at most one reply's time (the rest goes on in the background and is reported).
    */
   private async giveBackConfirming(plan: Plan<Options>): Promise<void> {
-    const { clock, ttlMs, replyTimeoutMs } = plan.options;
+    const { clock, ttlMs } = plan.options;
     const goneBy = clock.now() + ttlMs;
     const giveBack = reportGiveBack(
       this.name,
@@ -184,7 +191,7 @@ export abstract class LockShell<
         (nextTryAt) => nextTryAt <= goneBy,
       ),
     );
-    await settleBefore(giveBack, clock.now() + replyTimeoutMs, undefined, clock, () => {});
+    await boundedCall(this.bound, 'the give-back', giveBack).catch(() => {});
   }
 
   /** @internal Whether `token` holds the lock in Redis now. */
@@ -213,18 +220,32 @@ export abstract class LockShell<
    * when Redis is unreachable).
    */
   async acquire(options?: Call): Promise<Lease> {
-    const plan = this.plan(options, 'wait');
+    let plan = this.plan(options, 'wait');
     const startedAt = lockEventsObserved() ? plan.options.clock.now() : undefined;
+    for (;;) {
+      const lease = await this.leaseFor(plan);
+      // Validity may run out between the grant and here (a reply that came late, a stalled
+      // process): such a lease is given back, never handed out, and the call goes on with a new
+      // token (a give-back still on its way must not meet this call's next grant).
+      if (lease.isHeld) {
+        if (startedAt !== undefined) this.reportAcquired(plan, lease, startedAt);
+        return lease;
+      }
+      await lease.release();
+      plan = { ...plan, token: this.newCallToken(plan.options) };
+    }
+  }
+
+  /** The lease of one acquire call: through its process's batch, or from Redis alone. */
+  private async leaseFor(plan: Plan<Options>): Promise<Lease> {
     const batched = this.localBatch(plan);
-    const viaRedis = async () => {
-      const won = await acquireWithWaiting(plan, this.planAttempts(plan), this.backend);
-      return this.options.minReplicaAcks > 0 ? this.confirmGrant(plan, won) : won;
+    const viaRedis = async (asking: Plan<Options>) => {
+      const won = await acquireWithWaiting(asking, this.planAttempts(asking), this.backend);
+      return this.options.minReplicaAcks > 0 ? this.confirmGrant(asking, won) : won;
     };
-    const lease = batched
-      ? await batched.batch.acquire(plan, batched.bounds, viaRedis)
-      : Lease.grant(plan, await viaRedis(), this.backend);
-    if (startedAt !== undefined) this.reportAcquired(plan, lease, startedAt);
-    return lease;
+    return batched
+      ? batched.batch.acquire(plan, batched.bounds, viaRedis)
+      : Lease.grant(plan, await viaRedis(plan), this.backend);
   }
 
   /**
@@ -260,6 +281,11 @@ export abstract class LockShell<
     const lease = batched
       ? batched.batch.hold(plan, won, batched.bounds)
       : Lease.grant(plan, won, this.backend);
+    if (!lease.isHeld) {
+      // No validity left by now (see `acquire`): given back, and not free for this caller.
+      await lease.release();
+      return null;
+    }
     if (startedAt !== undefined) this.reportAcquired(plan, lease, startedAt);
     return lease;
   }
@@ -326,7 +352,9 @@ export abstract class LockShell<
     checkToken('token', token);
     // A run of this process's batch released from outside its leases ends here too.
     this.existingBatch()?.forget(token);
-    return this.sendRelease(token);
+    return boundedCall(this.bound, 'releaseToken()', this.sendRelease(token), {
+      goesOn: 'Redis may still apply it',
+    });
   }
 
   /**
@@ -336,16 +364,27 @@ export abstract class LockShell<
    */
   async extendToken(token: string, ttlMs: number): Promise<boolean> {
     checkToken('token', token);
-    return this.backend.extend(token, checkTtlMs('ttlMs', ttlMs, this.options.driftFactor));
+    checkTtlMs('ttlMs', ttlMs, this.options.driftFactor);
+    const { minReplicaAcks, replicaAckTimeoutMs } = this.options;
+    // A run of this process's batch holds by this token: its holders must not trust more than this
+    // extension bought (it may shorten the lease), nor go on after it found the token gone.
+    const batch = this.existingBatch();
+    const settled = batch?.extendedFromOutside(token, ttlMs);
+    const extended = await boundedCall(this.bound, 'extendToken()', this.backend.extend(token, ttlMs), {
+      extraMs: minReplicaAcks > 0 ? replicaAckTimeoutMs : 0,
+      goesOn: 'Redis may still apply it',
+    });
+    settled?.(extended);
+    return extended;
   }
 
   /** Asks Redis whether anyone holds the lock (redis_exp_lock's `key_locked?`). */
   async isLocked(): Promise<boolean> {
-    return (await this.readState()).locked;
+    return (await this.inspect()).locked;
   }
 
   /** The lock's state in Redis, in one round trip. */
   inspect(): Promise<State> {
-    return this.readState();
+    return boundedCall(this.bound, 'inspect()', this.readState());
   }
 }
