@@ -15,6 +15,17 @@ export interface Plan<Options extends LockOptions = LockOptions> {
   readonly deadline: number;
   /** The lock's options with the call's overrides and its signal. */
   readonly options: EffectiveOptions<Options>;
+  /**
+   * Where the call's age in the lock's queue is kept: the server ms it first joined (0: not yet).
+   * The callers of one process's batch that ask Redis in turn share one, so the one asking next
+   * keeps the age of the first (the Mutex's wait bound counts from it). Undefined: the call's own.
+   */
+  readonly queueArrival?: QueueArrival | undefined;
+}
+
+/** A queue arrival that several calls of one process carry in turn (see `Plan.queueArrival`). */
+export interface QueueArrival {
+  ms: number;
 }
 
 /** What an attempt that took the lock learned: the grant its lease is built from. */

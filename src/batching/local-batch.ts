@@ -4,7 +4,7 @@ import { LockTimeoutError } from '../errors.js';
 import { emitLockEvent } from '../events.js';
 import { reportGiveBack } from '../lease/give-back.js';
 import { Lease } from '../lease/lease.js';
-import type { LockBackend, Plan, Won } from '../plan.js';
+import type { LockBackend, Plan, QueueArrival, Won } from '../plan.js';
 import { driftMs } from '../timing.js';
 
 /** What a lock kind that batches gives its process's batch: its backend, and fencing tokens to reserve. */
@@ -176,6 +176,11 @@ export class LocalBatch {
   /** Callers of this process asking Redis now (one, unless tries and calls outside batching). */
   private askingRedis = 0;
   private readonly waiters: LocalWaiter[] = [];
+  /**
+   * The age in Redis's queue of this process's callers asking in turn: one that gives up hands its
+   * entry's arrival to the next (else its age would restart, and with it the Mutex's wait bound).
+   */
+  private arrival: QueueArrival = { ms: 0 };
 
   constructor(
     private readonly backend: BatchBackend,
@@ -195,9 +200,31 @@ export class LocalBatch {
     const run = this.run;
     if (!run || run.token !== token) return;
     run.lost = true;
+    run.turn?.lease?.revoke('not-owner');
     run.turn = undefined;
     this.run = undefined;
     this.next();
+  }
+
+  /**
+   * `token` is being extended to `ttlMs` from outside its leases (`extendToken`): when it is the
+   * run's, nobody of the run trusts more than this buys from now on (it may shorten the lease in
+   * Redis), and the run re-anchors to it. The returned callback takes the reply: a token found gone
+   * ends the run.
+   */
+  extendedFromOutside(token: string, ttlMs: number): ((extended: boolean) => void) | undefined {
+    const run = this.run;
+    if (!run || run.token !== token) return undefined;
+    const sent = { ...instantOf(run.clock), ttlMs };
+    if (ttlMs - driftMs(ttlMs, run.driftFactor) < run.validityLeftMs()) {
+      run.anchor = sent;
+      run.turn?.lease?.limitValidity(sent, ttlMs);
+    }
+    return (extended) => {
+      if (this.run !== run) return;
+      if (extended) run.anchor = sent;
+      else this.forget(token);
+    };
   }
 
   /**
@@ -225,7 +252,11 @@ export class LocalBatch {
    * The lease of `plan`'s call: passed on inside the process when one of its callers holds the
    * lock or asks Redis for it, else from Redis by `viaRedis`.
    */
-  async acquire(plan: Plan, bounds: BatchBounds, viaRedis: () => Promise<Won>): Promise<Lease> {
+  async acquire<P extends Plan>(
+    plan: P,
+    bounds: BatchBounds,
+    viaRedis: (plan: P) => Promise<Won>,
+  ): Promise<Lease> {
     if (this.liveRun() || this.askingRedis > 0) {
       const lease = await this.queue(plan);
       if (lease) return lease;
@@ -234,13 +265,14 @@ export class LocalBatch {
     }
     let won: Won;
     try {
-      won = await viaRedis();
+      won = await viaRedis({ ...plan, queueArrival: this.arrival });
     } catch (error) {
       this.askingRedis -= 1;
       this.next();
       throw error;
     }
     this.askingRedis -= 1;
+    this.arrival = { ms: 0 };
     return this.hold(plan, won, bounds);
   }
 
@@ -429,6 +461,7 @@ export class LocalBatch {
       this.askingRedis += 1;
       waiter.resolve(undefined);
     } else {
+      this.arrival = { ms: 0 };
       this.onIdle();
     }
   }

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import type { QueueArrival } from '../plan.js';
 import { decodeHandOff, isFreeWake } from '../protocol/hand-off.js';
 
 /** The server's `TIME` as the scripts read it: whole milliseconds, truncated. */
@@ -30,11 +31,11 @@ export class Waiter {
    */
   private newestGrant = 0;
   private attempted = false;
-  /** The server ms this call first joined the queue (from the reply that queued it); 0: not yet. */
-  private arrivalServerMs = 0;
   constructor(
     readonly token: string,
     private readonly clock: Clock,
+    /** The server ms this call first joined the queue (from the reply that queued it); 0: not yet. */
+    private readonly arrival: QueueArrival = { ms: 0 },
   ) {}
 
   /** Counts an attempt about to be sent; true when an earlier one may have queued this waiter. */
@@ -52,7 +53,7 @@ export class Waiter {
   anchor(sentAt: number, serverTimeMs: number, queued = false): void {
     this.anchorSentAt = sentAt;
     this.anchorServerMs = serverTimeMs;
-    if (queued && this.arrivalServerMs === 0) this.arrivalServerMs = serverTimeMs;
+    if (queued && this.arrival.ms === 0) this.arrival.ms = serverTimeMs;
   }
 
   /**
@@ -60,7 +61,7 @@ export class Waiter {
    * attempt, so an entry queued again (its earlier one was dropped) keeps the call's age.
    */
   get arrivalMs(): number {
-    return this.arrivalServerMs;
+    return this.arrival.ms;
   }
 
   /**

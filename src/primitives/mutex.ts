@@ -90,12 +90,21 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
     plan: Plan<MutexOptions>,
   ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
     const bounds = batchBounds(plan.options);
-    return bounds && { batch: localBatchFor(this.context, this.keys.lock, this.batchBackend), bounds };
+    return bounds && { batch: localBatchFor(this.context, this.batchKey, this.batchBackend), bounds };
   }
 
   /** @internal */
   protected override existingBatch(): LocalBatch | undefined {
-    return existingLocalBatch(this.context, this.keys.lock);
+    return existingLocalBatch(this.context, this.batchKey);
+  }
+
+  /**
+   * Its batch's name among its client's: the lock and its release policy, since a batch releases
+   * in Redis through the first lock object that made it (two Mutex objects of one name with other
+   * `handOffAfterMs` batch apart).
+   */
+  private get batchKey(): string {
+    return `${this.keys.lock} handOffAfterMs=${this.options.handOffAfterMs}`;
   }
 
   /** @internal */

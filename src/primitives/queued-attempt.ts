@@ -32,7 +32,7 @@ export interface Queue {
  */
 export function queuedAttempts(plan: Plan, queue: Queue): Attempts {
   const { clock, wakeOnRelease } = plan.options;
-  const waiter = new Waiter(plan.token, clock);
+  const waiter = new Waiter(plan.token, clock, plan.queueArrival);
   const ticket = new Ticket(queue.queues ? plan.deadline : undefined, queue.waiterTtlMs, wakeOnRelease);
   const { hearOther } = queue;
   const channel = queue.channel(

@@ -8,7 +8,11 @@ export interface LockState {
   readonly ownerToken: string | undefined;
   /** Milliseconds until the holder's lease expires (undefined when free). */
   readonly remainingTtlMs: number | undefined;
-  /** The fencing token of the latest acquisition (0 if never acquired). */
+  /**
+   * The highest fencing token issued or reserved (0 if never acquired): a process passing a Mutex
+   * among its own callers reserves its run's tokens at once, so this may be above the last one
+   * handed out.
+   */
   readonly lastFencingToken: number;
   /**
    * The holder's label (its `label` option: host name and PID by default), when locked and it has

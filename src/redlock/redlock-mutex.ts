@@ -349,7 +349,8 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
    * other nodes is another lock (and a Mutex of the same name has its own).
    */
   private get batchKey(): string {
-    return `redlock ${this.keys.lock} ${this.nodes.contexts.map((node) => node.clientId).join(' ')}`;
+    const nodes = this.nodes.contexts.map((node) => node.clientId).join(' ');
+    return `redlock ${this.keys.lock} ${nodes} handOffAfterMs=${this.options.handOffAfterMs}`;
   }
 
   /**
