@@ -1,11 +1,8 @@
 import type { BatchBounds, LocalBatch } from '../batching/local-batch.js';
 import { boundedCall, type CallBound } from '../bounded-call.js';
-import { elapsedSince, instantOf } from '../clock.js';
-import { noReplyError } from '../deadline.js';
-import { LockLostError, NotReplicatedError, RedisUnavailableError } from '../errors.js';
+import { LockLostError } from '../errors.js';
 import { emitLockEvent, lockEventsObserved } from '../events.js';
 import { inspectCustom } from '../inspect.js';
-import { reportGiveBack, sendGiveBack } from '../lease/give-back.js';
 import { Lease } from '../lease/lease.js';
 import {
   type AcquireOptions,
@@ -18,14 +15,11 @@ import {
 } from '../options.js';
 import type { LockBackend, Plan, Won } from '../plan.js';
 import type { LockState } from '../protocol/lock-state.js';
-import { driftMs } from '../timing.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkToken, checkTtlMs } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
 import { acquireWithWaiting, attemptOnce } from '../waiting/loop.js';
-
-/** How a grant that was not confirmed by replicas is given back again after a failure. */
-const CONFIRM_GIVE_BACK_RETRY = { firstMs: 20, maxMs: 500 } as const;
+import { ReplicaConfirmation } from './replica-confirmation.js';
 
 /** The work `using()` runs while holding the lock. */
 export type LockedWork<T> = (signal: AbortSignal, lease: Lease) => T | Promise<T>;
@@ -53,7 +47,7 @@ export abstract class LockShell<
 > {
   /** @internal What the acquire calls and leases of this lock call back into. */
   protected readonly backend: LockBackend = {
-    extend: (token, ttlMs) => this.extendReplicated(token, ttlMs),
+    extend: (token, ttlMs) => this.confirmation?.extend(token, ttlMs) ?? this.sendExtend(token, ttlMs),
     release: (token) => this.sendRelease(token),
     isHeldBy: (token) => this.holds(token),
     disconnected: () => this.disconnected(),
@@ -120,79 +114,25 @@ export abstract class LockShell<
     return Promise.reject(new TypeError(`${this.constructor.name} cannot wait for replicas`));
   }
 
-  /** An extension, confirmed by `minReplicaAcks` replicas when the lock asks for that. */
-  private async extendReplicated(token: string, ttlMs: number): Promise<boolean> {
-    const extended = await this.sendExtend(token, ttlMs);
-    if (extended && this.options.minReplicaAcks > 0) await this.confirmReplicated();
-    return extended;
-  }
-
-  /** Rejects with `NotReplicatedError` when too few replicas acknowledged this client's writes. */
-  private async confirmReplicated(): Promise<void> {
-    const { minReplicaAcks, replicaAckTimeoutMs } = this.options;
-    const acked = await this.waitForReplicas(minReplicaAcks, replicaAckTimeoutMs);
-    if (acked < minReplicaAcks) {
-      throw new NotReplicatedError(this.name, acked, minReplicaAcks, replicaAckTimeoutMs);
-    }
-  }
-
   /**
-   * A grant under `minReplicaAcks`, confirmed or given back. It is extended first, on this lock's
-   * connection: WAIT counts the writes of the connection that asks, and a grant handed over by
-   * another client's release was written on that client's. The extension bought a whole TTL, so the
-   * lease counts its validity from when it was sent. Bounded like any round trip (plus the WAIT's own
-   * timeout), and by the call's signal; whatever goes wrong, the token is given back.
+   * The `minReplicaAcks` layer over this lock's extension and grants (undefined: none asked for).
+   * Made on first use: the options are set after the fields.
    */
-  private async confirmGrant(plan: Plan<Options>, won: Won): Promise<Won> {
-    const { clock, ttlMs, driftFactor, replicaAckTimeoutMs, signal } = plan.options;
-    const sent = instantOf(clock);
-    let extended: boolean;
-    try {
-      extended = await boundedCall(
-        this.bound,
-        'confirming the grant by its replicas',
-        this.backend.extend(plan.token, ttlMs),
-        {
-          extraMs: replicaAckTimeoutMs,
-          signal,
-        },
-      );
-    } catch (error) {
-      await this.giveBackConfirming(plan);
-      throw error;
-    }
-    if (extended && ttlMs - driftMs(ttlMs, driftFactor) - elapsedSince(clock, sent) > 0) {
-      return {
-        grant: { ...won.grant, sentAt: sent.mono, sentAtWall: sent.wall, ttlMs },
-        attempts: won.attempts,
+  private get confirmation(): ReplicaConfirmation | undefined {
+    if (this.confirmationMade === undefined) {
+      const { minReplicaAcks, replicaAckTimeoutMs } = this.options;
+      const lock = {
+        bound: this.bound,
+        sendExtend: (token: string, ttlMs: number) => this.sendExtend(token, ttlMs),
+        sendRelease: (token: string) => this.sendRelease(token),
+        waitForReplicas: (count: number, timeoutMs: number) => this.waitForReplicas(count, timeoutMs),
       };
+      this.confirmationMade =
+        minReplicaAcks > 0 ? new ReplicaConfirmation(lock, minReplicaAcks, replicaAckTimeoutMs) : null;
     }
-    await this.giveBackConfirming(plan);
-    if (!extended) throw new LockLostError(this.name, 'not-owner');
-    throw new RedisUnavailableError(this.name, 'the grant was confirmed too late to be used', {
-      cause: noReplyError(elapsedSince(clock, sent), this.disconnected()),
-    });
+    return this.confirmationMade ?? undefined;
   }
-
-  /**
-   * Gives back a grant that was not confirmed: re-sent while it may still hold the lock, waited for
-   * at most one reply's time (the rest goes on in the background and is reported).
-   */
-  private async giveBackConfirming(plan: Plan<Options>): Promise<void> {
-    const { clock, ttlMs } = plan.options;
-    const goneBy = clock.now() + ttlMs;
-    const giveBack = reportGiveBack(
-      this.name,
-      plan.token,
-      sendGiveBack(
-        () => this.sendRelease(plan.token),
-        clock,
-        CONFIRM_GIVE_BACK_RETRY,
-        (nextTryAt) => nextTryAt <= goneBy,
-      ),
-    );
-    await boundedCall(this.bound, 'the give-back', giveBack).catch(() => {});
-  }
+  private confirmationMade: ReplicaConfirmation | null | undefined;
 
   /** @internal Whether `token` holds the lock in Redis now. */
   protected async holds(token: string): Promise<boolean> {
@@ -241,7 +181,7 @@ export abstract class LockShell<
     const batched = this.localBatch(plan);
     const viaRedis = async (asking: Plan<Options>) => {
       const won = await acquireWithWaiting(asking, this.planAttempts(asking), this.backend);
-      return this.options.minReplicaAcks > 0 ? this.confirmGrant(asking, won) : won;
+      return this.confirmation ? this.confirmation.confirm(asking, won) : won;
     };
     return batched
       ? batched.batch.acquire(plan, batched.bounds, viaRedis)
@@ -268,9 +208,9 @@ export abstract class LockShell<
       throw signal.reason;
     }
     let won: Won = { grant, attempts: 1 };
-    if (this.options.minReplicaAcks > 0) {
+    if (this.confirmation) {
       try {
-        won = await this.confirmGrant(plan, won);
+        won = await this.confirmation.confirm(plan, won);
       } catch (error) {
         // Gone before it was confirmed: not free for this caller, as any other try that lost.
         if (error instanceof LockLostError) return null;
