@@ -63,10 +63,11 @@ do
     return redis.call('zcard', q.key) == 1
   end
 
-  -- Takes `token` out of the line (a waiter giving up): O(log line length).
+  -- Takes `token` out of the line (a waiter giving up): O(log line length). True when it was there.
   local function leave(q, token)
-    if redis.call('hdel', q.waiting, token) == 0 then return end
+    if redis.call('hdel', q.waiting, token) == 0 then return false end
     redis.call('zrem', q.key, token)
+    return true
   end
 
   -- The first waiter ({token}) while it has waited less than `q.hand_off_after_ms` (its place, its
