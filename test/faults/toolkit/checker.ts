@@ -195,7 +195,7 @@ function protectedEnd(hold: Hold, endOfRun: number): number {
 
 function classify(error: string): string {
   if (/LockTimeoutError/.test(error)) return 'timeout';
-  if (/abort storm|scenario stopped|AbortError/.test(error)) return 'aborted';
+  if (/abort storm|scenario stopped|gave up after a give-back|AbortError/.test(error)) return 'aborted';
   if (/TooManyAttempts/.test(error)) return 'too-many-attempts';
   if (/NotAcquired/.test(error)) return 'not-acquired';
   if (/RedisUnavailable/.test(error)) return 'redis-unavailable';
