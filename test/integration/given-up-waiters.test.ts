@@ -72,25 +72,25 @@ const queued = (client: RedisClient, keys: LockKeys, token: string, barging: boo
   label: '',
 });
 
+/**
+ * A Mutex or a FairMutex: the same scripts, with the Mutex's policy (`barging`: take a free lock
+ * whoever waits; skip a waiter its hand-off reaches nobody) or the FairMutex's.
+ */
+function scriptedHandOff(name: string, Kind: typeof Mutex | typeof FairMutex, barging: boolean): HandOffKind {
+  return {
+    name,
+    create: (client, lockName) => new Kind(client, lockName, { ttlMs: TTL_MS }),
+    late: (lock) => ({
+      attempt: (client, token) => handOffAcquire(lock.keys, queued(client, lock.keys, token, barging)),
+      giveBack: (token) => handOffRelease(lock.keys, { token, skipUnreached: barging, handOffAfterMs: 0 }),
+    }),
+    token: () => `late-${randomBytes(8).toString('hex')}`,
+  };
+}
+
 const handOffKinds: readonly HandOffKind[] = [
-  {
-    name: 'Mutex',
-    create: (client, name) => new Mutex(client, name, { ttlMs: TTL_MS }),
-    late: (lock) => ({
-      attempt: (client, token) => handOffAcquire(lock.keys, queued(client, lock.keys, token, true)),
-      giveBack: (token) => handOffRelease(lock.keys, { token, skipUnreached: true, handOffAfterMs: 0 }),
-    }),
-    token: () => `late-${randomBytes(8).toString('hex')}`,
-  },
-  {
-    name: 'FairMutex',
-    create: (client, name) => new FairMutex(client, name, { ttlMs: TTL_MS }),
-    late: (lock) => ({
-      attempt: (client, token) => handOffAcquire(lock.keys, queued(client, lock.keys, token, false)),
-      giveBack: (token) => handOffRelease(lock.keys, { token, skipUnreached: false, handOffAfterMs: 0 }),
-    }),
-    token: () => `late-${randomBytes(8).toString('hex')}`,
-  },
+  scriptedHandOff('Mutex', Mutex, true),
+  scriptedHandOff('FairMutex', FairMutex, false),
   {
     name: 'ReentrantMutex',
     create: (client, name) => new ReentrantMutex(client, name, { ttlMs: TTL_MS }),
