@@ -34,7 +34,10 @@ export function redlockAcquire(
     /** How long ago, by the caller's monotonic clock, it took `place` (at the request's send). */
     readonly placeAgeMs: number;
     readonly handOffAfterMs: number;
-    /** The caller's wall clock, ms: the same on every server, so they agree on who is due. */
+    /**
+     * The caller's wall clock, ms: the same on every server, so they agree on who is due (each server
+     * moves it to within `PLACE_TOLERANCE_MS` of its own clock, as the place).
+     */
     readonly nowMs: number;
   },
 ): ScriptCall<HandOffAcquireResult> {
@@ -59,8 +62,9 @@ export function redlockAcquire(
 
 /**
  * One server's part of a release: hands the lock to the first live waiter of the line (or frees it,
- * while that waiter is younger than `handOffAfterMs`), or takes `token` out of the line. True when
- * `token` held the lock there (or released it last).
+ * while that waiter is younger than `handOffAfterMs`, by `nowMs` within `PLACE_TOLERANCE_MS` of the
+ * server's clock), or takes `token` out of the line. True when `token` held the lock there (or
+ * released it last, and is not in the line).
  */
 export function redlockRelease(
   keys: LockKeys,
@@ -79,6 +83,7 @@ export function redlockRelease(
       params.skipUnreached ? '1' : '0',
       String(params.handOffAfterMs),
       String(Math.floor(params.nowMs)),
+      String(PLACE_TOLERANCE_MS),
     ],
     (reply) => asInteger('redlock-release', reply) === 1,
   );

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { READ_WRITE_PERMITS } from '../../tools/lock-kinds/read-write-lock.js';
-import { check, type KeyFindings } from './toolkit/checker.js';
+import { check, type KeyFindings, type Liveness } from './toolkit/checker.js';
 import type { HistoryEvent } from './toolkit/protocol.js';
 import type { ResourceStats } from './toolkit/resource.js';
 
@@ -541,5 +541,51 @@ describe('fault-suite checker', () => {
       report.examples.some((e) => e.startsWith('overlap') && e.includes('[in window: primary killed]')),
     );
     assert.ok(report.examples.some((e) => e.startsWith('overlap') && !e.includes('[in window')));
+  });
+
+  test('liveness: a free lock while a caller waits longer than the bound is idle-while-queued (issue 34, item 2)', () => {
+    const idle = (events: HistoryEvent[], liveness: Liveness = { idleBoundMs: 250 }) =>
+      check(events, cleanResource(), noKeys, 1, [], liveness).violations['idle-while-queued'];
+    const waitedFor = (w: number, invoke: number, enter: number, lock = 'L') =>
+      hold({ w, fence: enter, invoke, enter, exit: enter + 10, validUntil: enter + 500, lock });
+    const first = () => hold({ w: 0, fence: 1, enter: 0, exit: 10, validUntil: 500 });
+    // A release handed the lock to a call that had given up: nobody used it for its TTL while w1 waited.
+    assert.equal(idle([...first(), ...waitedFor(1, 5, 900)]), 1, 'free 890 ms while w1 waited');
+    assert.equal(idle([...waitedFor(1, 5, 900), ...first()]), 1, 'whatever order the events arrive in');
+    assert.equal(idle([...first(), ...waitedFor(1, 5, 900)], {}), 0, 'only when the scenario asks');
+    // Negative cases.
+    assert.equal(idle([...first(), ...waitedFor(1, 5, 200)]), 0, 'a gap within the bound is a hand-off');
+    assert.equal(idle([...first(), ...waitedFor(1, 899, 900)]), 0, 'free, but nobody waited');
+    const heldM = hold({ w: 3, fence: 1, enter: 0, exit: 895, validUntil: 1_000, lock: 'M' });
+    assert.equal(
+      idle([...first(), ...heldM, ...waitedFor(1, 5, 900, 'M')]),
+      0,
+      'w1 waited for another lock, held meanwhile',
+    );
+    const gaveUp: HistoryEvent[] = [
+      { ev: 'invoke', w: 2, seq: 9_001, lock: 'L', t: 5 },
+      { ev: 'fail', w: 2, seq: 9_001, lock: 'L', t: 60, error: 'LockTimeoutError: timed out' },
+    ];
+    assert.equal(
+      idle([...first(), ...gaveUp, ...waitedFor(1, 899, 900)]),
+      0,
+      'a caller that gave up waits no more',
+    );
+    // A worker frozen while it waited for (or held) the lock may hold it in Redis meanwhile.
+    const frozen = (w: number): HistoryEvent => ({ ev: 'frozen', w, from: 300, t: 700 });
+    const waiting2: HistoryEvent[] = [
+      { ev: 'invoke', w: 2, seq: 9_002, lock: 'L', t: 5 },
+      { ev: 'fail', w: 2, seq: 9_002, lock: 'L', t: 950, error: 'abort storm' },
+    ];
+    assert.equal(
+      idle([...first(), ...waiting2, ...waitedFor(1, 5, 900), frozen(2)]),
+      0,
+      'w2 frozen: excused',
+    );
+    assert.equal(
+      idle([...first(), ...waitedFor(1, 5, 900), ...heldM, ...waitedFor(2, 5, 900, 'M'), frozen(2)]),
+      1,
+      'a freeze of a worker waiting for another lock excuses nothing',
+    );
   });
 });

@@ -15,6 +15,7 @@ import type { RedisServer } from '../../tools/redis-server.js';
 import type { RedisCluster } from '../fixtures/redis-cluster.js';
 import type { CheckReport } from './toolkit/checker.js';
 import { every, type FaultContext, type Scenario } from './toolkit/harness.js';
+import type { HistoryEvent } from './toolkit/protocol.js';
 import type { CommandAction, FaultProxy, ProxiedCommand } from './toolkit/proxy.js';
 import type { WorkerHandle } from './toolkit/workers.js';
 
@@ -87,6 +88,15 @@ function pauseHolderOnRead(ctx: FaultContext, worker: WorkerHandle, request: { o
     worker.pause();
     setTimeout(() => worker.resume(), 2 * ctx.ttlMs + 200).unref();
   });
+}
+
+/** The worker granted a lock last (by the events so far), or undefined before any grant. */
+function latestGrantee(ctx: FaultContext): number | undefined {
+  for (let i = ctx.history.length - 1; i >= 0; i -= 1) {
+    const event = ctx.history[i] as HistoryEvent;
+    if (event.ev === 'ok') return event.w;
+  }
+  return undefined;
 }
 
 const pausedHolderConfig = (index: number) => ({ honorSignal: index !== 0, workMs: [2, 6] as const });
@@ -300,6 +310,45 @@ export const scenarios: readonly Scenario[] = [
       });
     },
     exercised: (ctx) => atLeast(ctx, 'kill -9', 2),
+  },
+  {
+    // Issue 34, item 2: one acquire call keeps its token across attempts. Every worker but the
+    // lock's holder is frozen past a hand-off's validity (driftFactor 0.5: half the TTL) but not
+    // past its key, so the waiter the holder hands the lock to meanwhile hears it too late on
+    // waking: it gives the lock back (the next holder names it `prev`), queues again with the same
+    // token, and gives up moments later. Its give-back must take it out of the queue; left there, a
+    // later release handed the lock to it and the lock sat unused for a TTL while the others waited
+    // (idle-while-queued). Freezes are more than a TTL apart, so such a stretch is not excused as a
+    // freeze's.
+    name: 'callers that give up after a late hand-off',
+    expect: 'safe',
+    locks: ['mutex', 'fair-mutex', 'reentrant-mutex'],
+    lockCount: 1,
+    checkIdle: true,
+    checkOrphans: true,
+    config: {
+      ttlMs: 1_000,
+      driftFactor: 0.5,
+      workMs: [20, 60],
+      acquireTimeoutMs: 5_000,
+      giveUpAfterGiveBackMs: [1, 15],
+    },
+    async fault(ctx) {
+      await every(ctx, [1_500, 1_700], async () => {
+        const holder = latestGrantee(ctx);
+        const frozen = ctx.workers.filter((worker) => worker.index !== holder && !worker.isPaused);
+        for (const worker of frozen) worker.pause();
+        ctx.count('SIGSTOP waiters');
+        await new Promise((r) => setTimeout(r, (0.62 + Math.random() * 0.08) * ctx.ttlMs));
+        for (const worker of frozen) worker.resume();
+      });
+    },
+    exercised: (ctx, report) =>
+      atLeast(ctx, 'SIGSTOP waiters', 1) ??
+      need(
+        (report.workerCounts['gave up after a give-back'] ?? 0) >= 1,
+        'no caller gave a late hand-off back and then gave up',
+      ),
   },
   {
     name: 'abort storm',
@@ -569,6 +618,27 @@ export const redlockScenarios: readonly Scenario[] = [
       if (lossy) lossy.rule = undefined;
     },
     exercised: (ctx, report) => atLeast(ctx, 'reply lost', 5) ?? typedFailuresOnly(report),
+  },
+  {
+    // Issue 34, item 3: worker 0 is a busy process (two loops, no pause between holds) whose wall
+    // clock is 10 minutes behind; every worker's lock has a 200 ms hand-off-after window. Whether the
+    // first waiter has waited out its window is judged by the releaser's clock, which each node
+    // clamps to its own within the place tolerance: the busy process must not keep the lock to itself
+    // (its waiters timed out) once the others' windows are over.
+    name: 'Redlock with a skewed busy process',
+    expect: 'safe',
+    nodes: REDLOCK_NODES,
+    proxy: true,
+    lockCount: 1,
+    config: (index) => ({
+      handOffAfterMs: 200,
+      ...(index === 0 ? { loops: 2, thinkMs: [0, 0] as const, wallClockSkewMs: -600_000 } : {}),
+    }),
+    exercised: (_ctx, report) =>
+      need(
+        (report.failures.timeout ?? 0) === 0,
+        `${report.failures.timeout} callers timed out while the busy process with a skewed clock kept the lock`,
+      ) ?? typedFailuresOnly(report),
   },
 ];
 

@@ -147,7 +147,13 @@ describe('typed script calls', () => {
       'host:1',
     ]);
     assert.deepEqual(calls.redlockRelease.keys, [keys.lock, keys.fence, keys.line, keys.waiting]);
-    assert.deepEqual(calls.redlockRelease.args, [token, '1', '5', '1795000000300']);
+    assert.deepEqual(calls.redlockRelease.args, [
+      token,
+      '1',
+      '5',
+      '1795000000300',
+      String(PLACE_TOLERANCE_MS),
+    ]);
     assert.deepEqual(calls.raiseFence.args, ['1700000000000123']);
     assert.equal(calls.raiseFence.decode(1_700_000_000_000_124), 1_700_000_000_000_124);
     assert.throws(() => raiseFence(keys, { atLeast: 2 ** 53 }), /safe non-negative integer/);

@@ -16,9 +16,11 @@
 --         With ARGV[2] '1', a waiter that wake reaches nobody is dropped and the next one looked at.
 -- Reply: 1 when this token held the lock (it now belongs to the next live waiter, or is free when
 --        none is left or the first is not yet due), or when this token is the one that released it
---        last (a release re-sent after its reply was lost: it did release; nothing changes); 0 when
---        it did not (its queue entry, if any, is removed; nothing else changes, except that a lock
---        found free with live waiters queued is handed to the oldest of them, or wakes it).
+--        last and is not queued (a release re-sent after its reply was lost: it did release; nothing
+--        changes); 0 when it did not, or is queued again (a call that gave back a hand-off and
+--        waited on with the same token): its queue entry, if any, is removed; nothing else changes,
+--        except that a lock found free with live waiters queued is handed to the oldest of them, or
+--        wakes it.
 -- A hand-off sets the lock to the waiter's token with the waiter's TTL, takes the next fencing token
 -- and publishes "token:fencing token:server time ms" (integers in full decimal digits) on the
 -- waiter's channel, so the waiter holds the lock without another round trip. Entries whose deadline

@@ -19,12 +19,13 @@
 -- ARGV[8] the hand-off-after window in ms: while the first waiter's place is younger than this, a
 --         caller new to the line (ARGV[5] '0') takes a free lock ahead of it (0: never)
 -- ARGV[9] the caller's wall clock in ms, the same on every server (the first waiter's place is
---         measured against it, so the servers agree on whether it is due)
+--         measured against it, so the servers agree on whether it is due; moved to within ARGV[11]
+--         of this server's clock, as the place is)
 -- ARGV[10] how long ago, in ms of the caller's monotonic clock, it took the place in ARGV[7]
 -- ARGV[11] the tolerance in ms: a place further than this from when this server reckons it was
 --          taken (its clock less ARGV[10]) is moved to that bound, so a caller whose wall clock is
 --          off moves in the line by at most this much (the place of a clock that is right, one
---          request's latency late, is kept as sent: the same number on every server)
+--          request's latency late, is kept as sent: the same number on every server); ARGV[9] too
 -- ARGV[12] the holder label stored with the lock while this call holds it ('' for none; holder.lua)
 -- Reply: as hand-off-acquire.lua's: {1, fencing token, server time ms} when acquired (now, or by an
 --        earlier hand-off, whose TTL is then restarted); {0, wait bound in ms, server time ms}.
@@ -44,7 +45,7 @@ local t, now = server_time()
 local taken_at, tolerance = now - tonumber(ARGV[10]), tonumber(ARGV[11])
 local place = string.format('%d',
   math.min(math.max(tonumber(ARGV[7]), taken_at - tolerance), taken_at + tolerance))
-local line = placed_line(KEYS[3], KEYS[4], place, tonumber(ARGV[8]), tonumber(ARGV[9]))
+local line = placed_line(KEYS[3], KEYS[4], place, tonumber(ARGV[8]), tonumber(ARGV[9]), tolerance)
 local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
 return acquire_or_queue(lock, holder, released, ARGV, ARGV[12] or '', t, now)

@@ -10,6 +10,9 @@
 -- ARGV[3] the hand-off-after window in ms: while the first waiter's place is younger than this, the
 --         release frees the lock instead of handing it over (0: always hand over)
 -- ARGV[4] the caller's wall clock in ms, the same on every server (see redlock-acquire.lua)
+-- ARGV[5] the tolerance in ms: ARGV[4] further than this from this server's clock is moved to that
+--         bound (redlock-acquire.lua's ARGV[11]), so a releaser whose clock is off delays a due
+--         waiter by at most this much
 -- Reply: as hand-off-release.lua's: 1 when this token held the lock (it now belongs to the next live
 --        waiter, or is free), or released it last; 0 when it did not (its place is removed).
 -- A hand-off publishes "token:fencing token:server time ms" on the waiter's channel.
@@ -21,7 +24,7 @@
 -- #include notify.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
-local line = placed_line(KEYS[3], KEYS[4], nil, tonumber(ARGV[3]), tonumber(ARGV[4]))
+local line = placed_line(KEYS[3], KEYS[4], nil, tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]))
 local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
 return release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')

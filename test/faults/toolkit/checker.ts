@@ -38,6 +38,15 @@
  * counts and examples are the same, and a window's own `tolerate` list says which kinds inside it
  * the run may forgive. Violations without an instant (the resource's counts, the end-of-run key
  * checks) are never inside a window.
+ *
+ * ## Liveness: a lock idle while callers wait for it
+ *
+ * Asked for by a scenario (`Liveness.idleBoundMs`), the checker also flags a stretch longer than
+ * that bound in which a lock was free by every worker's account (no hold between its grant and its
+ * release's reply) while at least one acquire call of a worker was waiting for it: the lock was
+ * handed to, or kept by, nobody who uses it (a release handing it to a call that had given up). A
+ * freeze (SIGSTOP) of a worker that was waiting for or holding that lock at the time excuses a
+ * stretch it overlaps: the lock may be that process's, held while it is frozen.
  */
 
 import type { HistoryEvent } from './protocol.js';
@@ -103,6 +112,8 @@ export const violationKinds = [
   'key-renewed-after-end',
   'key-without-expiry',
   'orphaned-key',
+  /** Liveness (see the file comment): a free lock with a live caller waiting longer than a bound. */
+  'idle-while-queued',
   'crash',
 ] as const;
 export type ViolationKind = (typeof violationKinds)[number];
@@ -184,7 +195,7 @@ function protectedEnd(hold: Hold, endOfRun: number): number {
 
 function classify(error: string): string {
   if (/LockTimeoutError/.test(error)) return 'timeout';
-  if (/abort storm|scenario stopped|AbortError/.test(error)) return 'aborted';
+  if (/abort storm|scenario stopped|gave up after a give-back|AbortError/.test(error)) return 'aborted';
   if (/TooManyAttempts/.test(error)) return 'too-many-attempts';
   if (/NotAcquired/.test(error)) return 'not-acquired';
   if (/RedisUnavailable/.test(error)) return 'redis-unavailable';
@@ -196,6 +207,12 @@ function classify(error: string): string {
 const noViolations = () =>
   Object.fromEntries(violationKinds.map((k) => [k, 0])) as Record<ViolationKind, number>;
 
+/** What liveness a scenario asks the checker to judge (see "Liveness" in the file comment). */
+export interface Liveness {
+  /** A lock free while a caller waits for it longer than this (ms) is flagged `idle-while-queued`. */
+  readonly idleBoundMs?: number;
+}
+
 /** Flags a violation: `at` is its instant (mono ms), when it has one (see "Fault windows"). */
 type Flag = (kind: ViolationKind, detail: string, count?: number, at?: number) => void;
 
@@ -205,6 +222,7 @@ export function check(
   keys: KeyFindings,
   limit = 1,
   faultWindows: readonly FaultWindow[] = [],
+  liveness: Liveness = {},
 ): CheckReport {
   const violations = noViolations();
   const examples: string[] = [];
@@ -232,14 +250,20 @@ export function check(
   const lateGrants: Extract<HistoryEvent, { ev: 'ok' }>[] = [];
   const freezes: Extract<HistoryEvent, { ev: 'frozen' }>[] = [];
   const invoked = new Map<string, number>();
+  /** Acquire calls: their lock, when they started and when they ended (granted or failed). */
+  const calls = new Map<string, { w: number; lock: string; from: number; to?: number }>();
+  /** When each hold's release answered (its lock was free again by its holder's account). */
+  const releasedAt = new Map<string, number>();
   let endOfRun = 0;
   for (const event of events) {
     if ('t' in event) endOfRun = Math.max(endOfRun, event.t);
     switch (event.ev) {
       case 'invoke':
         invoked.set(holdKey(event), event.t);
+        calls.set(holdKey(event), { w: event.w, lock: event.lock, from: event.t });
         break;
       case 'ok':
+        endCall(calls, event);
         holds.set(holdKey(event), {
           w: event.w,
           l: event.l ?? 0,
@@ -263,6 +287,7 @@ export function check(
         freezes.push(event);
         break;
       case 'fail': {
+        endCall(calls, event);
         const category = classify(event.error);
         failures[category] = (failures[category] ?? 0) + 1;
         if (category === 'error' && errors.length < 5 && !errors.includes(event.error))
@@ -304,6 +329,7 @@ export function check(
         workerCounts[event.name] = (workerCounts[event.name] ?? 0) + 1;
         break;
       case 'release':
+        releasedAt.set(holdKey(event), event.t);
         if (event.result === 'error') {
           const error = event.error ?? 'unknown';
           const category = classify(error);
@@ -431,6 +457,16 @@ export function check(
     );
   }
   checkOrphans(holds, givenBack, keys, flag);
+  if (liveness.idleBoundMs !== undefined) {
+    const busy = [...holds].map(([key, hold]) => ({
+      w: hold.w,
+      lock: hold.lock,
+      from: hold.okAt,
+      to: releasedAt.get(key) ?? hold.exit?.t ?? endOfRun,
+    }));
+    const waiting = [...calls.values()].map((call) => ({ ...call, to: call.to ?? endOfRun }));
+    checkIdleWhileQueued(busy, waiting, freezes, liveness.idleBoundMs, flag);
+  }
 
   const totalViolations = Object.values(violations).reduce((a, b) => a + b, 0);
   const runs = new Set<string>();
@@ -457,6 +493,76 @@ export function check(
     keysLeftByFailedReleases,
     examples,
   };
+}
+
+/** Marks the acquire call an `ok` or a `fail` event ends. */
+function endCall(
+  calls: Map<string, { to?: number }>,
+  event: { readonly w: number; readonly l?: number; readonly seq: number; readonly t: number },
+): void {
+  const call = calls.get(holdKey(event));
+  if (call) call.to = event.t;
+}
+
+/** A worker's hold of a lock, or its call waiting for one, from `from` to `to` (mono ms). */
+interface Span {
+  readonly w: number;
+  readonly lock: string;
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * Flags each stretch longer than `boundMs` in which a lock had no holder (by the holders' own
+ * events: from a grant to its release's reply) while some call waited for it, unless a freeze of a
+ * worker that waited for or held that lock then overlaps it (see "Liveness" in the file comment).
+ */
+function checkIdleWhileQueued(
+  busy: readonly Span[],
+  waiting: readonly Span[],
+  freezes: readonly Extract<HistoryEvent, { ev: 'frozen' }>[],
+  boundMs: number,
+  flag: Flag,
+): void {
+  for (const lock of new Set(waiting.map((call) => call.lock))) {
+    const calls = waiting.filter((call) => call.lock === lock);
+    // Each instant where the count of holders or of waiting calls changes; ends before starts at
+    // one instant, so a hand-off (one release, one grant at once) is no gap.
+    const edges: [t: number, holders: number, waiters: number][] = [];
+    for (const hold of busy.filter((h) => h.lock === lock)) edges.push([hold.from, 1, 0], [hold.to, -1, 0]);
+    for (const call of calls) edges.push([call.from, 0, 1], [call.to, 0, -1]);
+    edges.sort((a, b) => a[0] - b[0] || a[1] + a[2] - (b[1] + b[2]));
+    let holders = 0;
+    let waiters = 0;
+    let idleSince: number | undefined;
+    for (const [t, dh, dw] of edges) {
+      holders += dh;
+      waiters += dw;
+      const idle = holders === 0 && waiters > 0;
+      if (idle && idleSince === undefined) idleSince = t;
+      else if (!idle && idleSince !== undefined) {
+        const from = idleSince;
+        idleSince = undefined;
+        if (t - from <= boundMs) continue;
+        const involved = (span: Span, f: { w: number; from: number; t: number }) =>
+          span.w === f.w && span.lock === lock && span.from < f.t && span.to > f.from;
+        const excused = freezes.some(
+          (f) =>
+            f.from < t &&
+            f.t > from &&
+            (calls.some((c) => involved(c, f)) || busy.some((h) => involved(h, f))),
+        );
+        if (!excused) {
+          flag(
+            'idle-while-queued',
+            `${lock}: free for ${(t - from).toFixed(0)} ms (bound ${boundMs} ms) while a caller waited for it`,
+            1,
+            from,
+          );
+        }
+      }
+    }
+  }
 }
 
 /** Flags a hold whose token is not above every token granted before its acquire call started. */

@@ -53,6 +53,8 @@ export interface FaultContext {
   /** The lock names the workers contend on. */
   readonly lockNames: readonly string[];
   readonly workers: readonly WorkerHandle[];
+  /** The workers' events so far, as they arrived (a fault may aim at whoever holds a lock now). */
+  readonly history: readonly HistoryEvent[];
   readonly ttlMs: number;
   /** Aborts when the fault phase is over: a fault loop must stop and heal what it broke. */
   readonly signal: AbortSignal;
@@ -125,6 +127,11 @@ export interface Scenario {
    * longer than half the TTL (attempts given up on without giving their token back).
    */
   readonly checkOrphans?: boolean;
+  /**
+   * Flag a lock left free for longer than half the TTL while a worker's call waited for it
+   * (`idle-while-queued`, a liveness finding of checker.ts).
+   */
+  readonly checkIdle?: boolean;
   /**
    * Violation kinds this scenario's deployment cannot prevent and documents (e.g. two holders after
    * a restart without persistence): counted and printed, but not a failure. Every other kind is.
@@ -236,6 +243,7 @@ export async function runScenario(
     cluster,
     lockNames,
     workers,
+    history: events,
     ttlMs: 0,
     signal: phase.signal,
     counts,
@@ -346,7 +354,8 @@ export async function runScenario(
     await Promise.all(workers.map((worker) => worker.close()));
     closed = true;
 
-    const report = check(events, resource.stats, keys, lockLimit(run.lock), windows);
+    const liveness = scenario.checkIdle ? { idleBoundMs: ttlMs / 2 } : {};
+    const report = check(events, resource.stats, keys, lockLimit(run.lock), windows, liveness);
     const notExercised = scenario.exercised?.(ctx, report);
     const tolerated = toleratedViolations(scenario, report);
     const flagged = report.totalViolations - tolerated > 0;

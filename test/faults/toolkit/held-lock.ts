@@ -3,7 +3,7 @@
  * unchanged for each lock kind of the registry (tools/lock-kinds/) and for the negative controls
  * (locks.ts). Nothing here imports the library: the kinds are handed the one they run on.
  */
-import type { Lease, RedisClient } from '../../../src/index.js';
+import type { Clock, Lease, RedisClient } from '../../../src/index.js';
 import { mono, UNTIL_RELEASED, type WorkerConfig } from './protocol.js';
 
 /** `performance.now()` (the leases' clock) to `mono()`: both are CLOCK_MONOTONIC, a fixed offset apart. */
@@ -67,7 +67,14 @@ export interface HoldContext {
   /** The lock's name. */
   readonly name: string;
   /** The lock options the worker's config asks for. */
-  readonly options: { readonly ttlMs: number; readonly autoExtend: boolean; readonly timeoutMs: number };
+  readonly options: {
+    readonly ttlMs: number;
+    readonly autoExtend: boolean;
+    readonly timeoutMs: number;
+    readonly driftFactor?: number;
+    readonly handOffAfterMs?: number;
+    readonly clock?: Clock;
+  };
   readonly config: WorkerConfig;
   /** A client per node, for a lock over several servers (undefined on one server). */
   readonly nodes: NodeClients | undefined;

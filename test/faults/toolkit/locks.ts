@@ -4,6 +4,7 @@
  * of them a registry kind used the wrong way. How each kind is held lives with the kind.
  */
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../../src/index.js';
 import * as sources from '../../../src/index.js';
 import { type LockKind, lockKinds } from '../../../tools/lock-kinds/registry.js';
 import {
@@ -135,8 +136,21 @@ export function lockAdapter(
   config: WorkerConfig,
   nodes?: NodeClients,
 ): LockAdapter {
-  const options = { ttlMs: config.ttlMs, autoExtend: config.autoExtend, timeoutMs: config.acquireTimeoutMs };
+  const { driftFactor, handOffAfterMs, wallClockSkewMs } = config;
+  const options = {
+    ttlMs: config.ttlMs,
+    autoExtend: config.autoExtend,
+    timeoutMs: config.acquireTimeoutMs,
+    ...(driftFactor === undefined ? {} : { driftFactor }),
+    ...(handOffAfterMs === undefined ? {} : { handOffAfterMs }),
+    ...(wallClockSkewMs === undefined ? {} : { clock: skewedClock(wallClockSkewMs) }),
+  };
   return faultLock(id).holds({ client, command, name, options, config, nodes, limit: lockLimit(id) });
+}
+
+/** A clock whose wall reading is `skewMs` off (`WorkerConfig.wallClockSkewMs`); its monotonic one is right. */
+function skewedClock(skewMs: number): Clock {
+  return { now: () => performance.now(), wallNow: () => Date.now() + skewMs };
 }
 
 const COUNTER_ACQUIRE =

@@ -76,6 +76,24 @@ export interface WorkerConfig {
   /** 'try' takes locks with `tryAcquire()` (one attempt, null when taken) instead of `acquire()`. */
   readonly acquireMode?: 'acquire' | 'try' | undefined;
   /**
+   * The locks' `driftFactor` (default: the library's). A large one widens the stretch in which a
+   * hand-off heard late has no validity left while its key still lives (it is then given back).
+   */
+  readonly driftFactor?: number | undefined;
+  /** The locks' `handOffAfterMs` (Mutex, RedlockMutex; default: the library's). */
+  readonly handOffAfterMs?: number | undefined;
+  /**
+   * The locks' wall clock (`clock.wallNow()`) is this many ms off (negative: behind); their
+   * monotonic clock is right. A process whose clock is wrong, as a busy host's may be.
+   */
+  readonly wallClockSkewMs?: number | undefined;
+  /**
+   * A call that gives a grant back while it still waits (a hand-off it heard too late to use) gives
+   * up itself (aborts) after a delay drawn from [min, max] ms: it has queued again with the same
+   * token by then.
+   */
+  readonly giveUpAfterGiveBackMs?: readonly [number, number] | undefined;
+  /**
    * How many acquire loops the worker runs at once on its one client (default 1), each its own
    * holder (`l` in its events): a Mutex's concurrent callers of one name queue in the process and
    * take turns with its lease in Redis (its local batch), sharing the owner token stored there.

@@ -26,6 +26,9 @@ import {
 
 const index = Number(process.argv[2] ?? 0);
 
+/** Why a call that gave up after a give-back (`giveUpAfterGiveBackMs`) was aborted: checker.ts' 'aborted'. */
+const GAVE_UP = 'gave up after a give-back';
+
 /** The lock key's value and its PTTL, read atomically. */
 const PROBE_SCRIPT = "return {redis.call('get', KEYS[1]) or '', redis.call('pttl', KEYS[1])}";
 
@@ -53,7 +56,11 @@ function emit(event: HistoryEvent): void {
 subscribeLockEvents((event) => {
   if (event.type !== 'give-back') return;
   emit({ ev: 'give-back', w: index, t: mono(), token: event.token, released: event.released });
+  if (event.released) for (const giveUp of onGrantGivenBack) giveUp();
 });
+
+/** The waiting calls that give up once a grant was given back (`giveUpAfterGiveBackMs`). */
+const onGrantGivenBack = new Set<() => void>();
 
 process.on('unhandledRejection', (reason) => {
   emit({ ev: 'crash', w: index, t: mono(), error: `unhandledRejection: ${describe(reason)}` });
@@ -234,6 +241,19 @@ async function loop(current: Run, adapters: Map<string, LockAdapter>, l: number)
       stormTimer = setTimeout(() => storm.abort(new Error('abort storm')), between(config.abortAfterMs));
       signal = AbortSignal.any([signal, storm.signal]);
     }
+    let giveUp: (() => void) | undefined;
+    let giveUpTimer: NodeJS.Timeout | undefined;
+    const giveUpAfter = config.giveUpAfterGiveBackMs;
+    if (giveUpAfter) {
+      const gaveUp = new AbortController();
+      giveUp = () => {
+        if (giveUpTimer) return;
+        emit({ ev: 'count', w: index, name: GAVE_UP });
+        giveUpTimer = setTimeout(() => gaveUp.abort(new Error(GAVE_UP)), between(giveUpAfter));
+      };
+      onGrantGivenBack.add(giveUp);
+      signal = AbortSignal.any([signal, gaveUp.signal]);
+    }
     let held: HeldLock;
     try {
       held = await adapter.acquire(signal);
@@ -243,6 +263,8 @@ async function loop(current: Run, adapters: Map<string, LockAdapter>, l: number)
       continue;
     } finally {
       clearTimeout(stormTimer);
+      clearTimeout(giveUpTimer);
+      if (giveUp) onGrantGivenBack.delete(giveUp);
     }
     await holdAndRelease(current, held, lock, id, who);
     await pause(config.thinkMs, current);

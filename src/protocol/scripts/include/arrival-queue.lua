@@ -63,22 +63,23 @@ do
   end
 
   -- Removes `token`'s entry (a waiter giving up, or one that took a free lock): O(1) for the first
-  -- entry (a woken waiter), else O(queue length).
+  -- entry (a woken waiter), else O(queue length). True when `token` was queued.
   local function leave(q, token)
-    if redis.call('hdel', q.waiting, token) == 0 then return end
+    if redis.call('hdel', q.waiting, token) == 0 then return false end
     local first = redis.call('lindex', q.key, 0)
     local entry = first and decode_entry(first)
     if entry and entry.token == token then
       redis.call('lpop', q.key)
-      return
+      return true
     end
     for _, raw in ipairs(redis.call('lrange', q.key, 0, -1)) do
       local entry = decode_entry(raw)
       if entry and entry.token == token then
         redis.call('lrem', q.key, 1, raw)
-        return
+        return true
       end
     end
+    return true
   end
 
   -- The first live entry while it has waited less than `q.hand_off_after_ms` since its arrival;

@@ -9,11 +9,12 @@
 -- queue:pop_live(now, skip, mine) takes off entries up to the first live one and returns it
 -- ({deadline, ttl, channel, label, token}; nil when none; `skip`'s is dropped, `mine`'s counts as live);
 -- queue:join(token, deadline, ttl, channel, label, arrival) queues or renews `token`, true when that
--- created the queue key (it has no TTL yet); queue:leave(token); queue:first_not_due(now, skip), the
--- first waiter ({token, and channel when queue.wakes_first}) while a release frees the lock rather
--- than hand it over, else nil; queue.wakes_first, whether such a release wakes that waiter with
--- "token:free" on its channel (it then asks at once, and may take the free lock); queue.skips_unreached,
--- whether a lock found free passes over a waiter its hand-off PUBLISH does not reach.
+-- created the queue key (it has no TTL yet); queue:leave(token), true when `token` was queued;
+-- queue:first_not_due(now, skip), the first waiter ({token, and channel when queue.wakes_first})
+-- while a release frees the lock rather than hand it over, else nil; queue.wakes_first, whether such
+-- a release wakes that waiter with "token:free" on its channel (it then asks at once, and may take
+-- the free lock); queue.skips_unreached, whether a lock found free passes over a waiter its hand-off
+-- PUBLISH does not reach.
 local function hand_off_lock(lock_key, fence_key, queue, fence_step_us)
   return {key = lock_key, fence = fence_key, queue = queue, fence_step_us = fence_step_us}
 end

@@ -2,7 +2,7 @@
 -- table of the interface grant-waiter.lua names (arrival-queue.lua builds the same for the
 -- single-server locks), so that every server of a Redlock quorum keeps its waiters in the same order.
 -- Needs: nothing; reads no KEYS or ARGV.
--- Provides: placed_line(line_key, waiting_key, place, hand_off_after_ms, caller_now_ms) -> the
+-- Provides: placed_line(line_key, waiting_key, place, hand_off_after_ms, caller_now_ms, tolerance_ms) -> the
 -- queue table (one per script run; its functions take it as `q`), where
 --   place              is the place q:join gives a new entry (the including script works it out from
 --                      its arguments; nil in a script that never joins);
@@ -17,7 +17,13 @@
 --                      it rather than against this server's clock, so that every server of the
 --                      quorum, sent the same number, agrees on whether the first waiter is due
 --                      (servers that disagreed split the vote between the waiter and a caller taking
---                      the lock ahead of it).
+--                      the lock ahead of it);
+--   tolerance_ms       how far caller_now_ms may be from this server's clock: further off, it is moved
+--                      to that bound, as a place is (redlock-acquire.lua). Unclamped, a caller whose
+--                      clock was far behind saw no waiter as due, so its releases freed the lock and its
+--                      own next caller took it, for as long as it kept busy; now a clock that is off
+--                      moves the waiter's turn by at most this much (an honest clock's number is kept
+--                      as sent, so the servers still agree).
 -- A FairMutex's queue is in arrival order; two waiters that join several servers at nearly the same
 -- time arrive in different orders on different servers, and each server would hand the lock to a
 -- different one: a split vote in which nobody holds a quorum. Here the order is the waiter's place
@@ -63,25 +69,28 @@ do
     return redis.call('zcard', q.key) == 1
   end
 
-  -- Takes `token` out of the line (a waiter giving up): O(log line length).
+  -- Takes `token` out of the line (a waiter giving up): O(log line length). True when it was there.
   local function leave(q, token)
-    if redis.call('hdel', q.waiting, token) == 0 then return end
+    if redis.call('hdel', q.waiting, token) == 0 then return false end
     redis.call('zrem', q.key, token)
+    return true
   end
 
   -- The first waiter ({token}) while it has waited less than `q.hand_off_after_ms` (its place, its
-  -- client's wall clock, against the caller's: a clock that is off only moves its turn); nil when
-  -- it is due, or when nobody waits. (`skip` is not looked at: the line is not read further.)
+  -- client's wall clock, against the caller's, within the tolerance of this server's `now`: a clock
+  -- that is off only moves its turn, by that much at most); nil when it is due, or when nobody
+  -- waits. (`skip` is not looked at: the line is not read further.)
   local function first_not_due(q, now, skip)
     if q.hand_off_after_ms <= 0 then return nil end
     local first = redis.call('zrange', q.key, 0, 0, 'WITHSCORES')
-    if first[1] and tonumber(first[2]) + q.hand_off_after_ms > q.caller_now_ms then
+    local caller_now = math.min(math.max(q.caller_now_ms, now - q.tolerance_ms), now + q.tolerance_ms)
+    if first[1] and tonumber(first[2]) + q.hand_off_after_ms > caller_now then
       return {token = first[1]}
     end
     return nil
   end
 
-  placed_line = function(line_key, waiting_key, place, hand_off_after_ms, caller_now_ms)
+  placed_line = function(line_key, waiting_key, place, hand_off_after_ms, caller_now_ms, tolerance_ms)
     -- A lock found free is not handed to a waiter whose hand-off message reaches nobody: every
     -- Redlock waiter listens while it waits, and one that gave up while this server was away is
     -- still in its line (it rejoins at the same place at its next attempt if it was only
@@ -89,7 +98,7 @@ do
     return {
       -- Its first waiter is not woken while not yet due: it wakes by itself when its window ends.
       key = line_key, waiting = waiting_key, skips_unreached = true, wakes_first = false, place = place,
-      hand_off_after_ms = hand_off_after_ms, caller_now_ms = caller_now_ms,
+      hand_off_after_ms = hand_off_after_ms, caller_now_ms = caller_now_ms, tolerance_ms = tolerance_ms,
       pop_live = pop_live, join = join, leave = leave, first_not_due = first_not_due,
     }
   end

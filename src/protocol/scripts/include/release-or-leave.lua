@@ -19,9 +19,14 @@ local function release_or_leave(lock, holder, released, me, skip_unreached)
     store_released(lock.key, holder.fence or tonumber(redis.call('get', lock.fence) or '0'), me, queue_expiry)
     return 1
   end
-  if holder and holder.prev == me then return 1 end
-  if released and released.prev == me then return 1 end
-  lock.queue:leave(me)
+  -- A waiter giving up leaves the queue before anything else: one acquire call keeps its token
+  -- across attempts, so a call that gave back a hand-off it was too late to use (the next holder, or
+  -- the release, then names it `prev`) and queued again is a waiter here, not a re-sent release.
+  -- Left queued, it would be handed the lock later, and the lock would sit unused for its TTL.
+  if not lock.queue:leave(me) then
+    if holder and holder.prev == me then return 1 end
+    if released and released.prev == me then return 1 end
+  end
   if not holder and (not released or released.queue_expiry > 0) then
     -- A lock found free (its holder expired, or a release freed it for a waiter not yet due) with
     -- live waiters queued goes to the oldest of them, or wakes it while it is not yet due.
