@@ -170,9 +170,13 @@ export function ioRedisClusterDriver(client: IoRedisClusterClient): RedisDriver 
     topology: 'cluster',
     waitForReplicas: (key, count, timeoutMs) => waitOnSlotPrimary(client, key, count, timeoutMs),
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
+      // ioredis 5's duplicate() merges options shallowly: our `redisOptions` alone would replace
+      // the user's, and with them the password, username and TLS every node connection needs (the
+      // subscriber cluster then never authenticated, and its SSUBSCRIBE waited for ever). So the
+      // user's per-node options are merged here, ours over theirs, whatever the version does.
       const subscriber = client.duplicate([], {
         ...CLUSTER_SUBSCRIBER_OPTIONS,
-        redisOptions: { ...CLUSTER_SUBSCRIBER_OPTIONS.redisOptions },
+        redisOptions: { ...client.options?.redisOptions, ...CLUSTER_SUBSCRIBER_OPTIONS.redisOptions },
       });
       subscriber.on('error', () => {});
       subscriber.on('smessage', onMessage);
