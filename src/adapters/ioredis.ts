@@ -97,11 +97,17 @@ export function ioRedisDriver(client: IoRedisClient): RedisDriver {
       subscriber.on('error', () => {});
       subscriber.on('message', onMessage);
       // Each reconnect makes a new socket, referenced by default: apply the current choice to it.
+      // A socket that is gone (closed, the next one not made yet) is left alone: Node's ref() and
+      // unref() of a socket without a handle add a once('connect') listener, one per call, which
+      // never fires on that socket (MaxListenersExceededWarning while waiters came and went during
+      // a reconnect). The next socket gets the choice on 'connect'.
       let alive = true;
       const applyKeepAlive = () => {
-        const stream = (subscriber as { stream?: { ref(): void; unref(): void } }).stream;
-        if (alive) stream?.ref();
-        else stream?.unref();
+        const stream = (subscriber as { stream?: { ref(): void; unref(): void; destroyed?: boolean } })
+          .stream;
+        if (!stream || stream.destroyed) return;
+        if (alive) stream.ref();
+        else stream.unref();
       };
       subscriber.on('connect', applyKeepAlive);
       return {
