@@ -8,8 +8,11 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { contextFor } from '../../src/adapters/client-context.js';
+import { type LockEvent, Mutex, subscribeLockEvents } from '../../src/index.js';
+import { rawCommand } from '../../tools/redis-server.js';
 import { clusterClientKinds } from '../fixtures/clients.js';
-import { nameMaker } from '../fixtures/helpers.js';
+import { awaitedLater, nameMaker, until } from '../fixtures/helpers.js';
 import { type RedisCluster, startCluster } from '../fixtures/redis-cluster.js';
 
 const PASSWORD = 'cluster-secret';
@@ -63,6 +66,57 @@ describe('a cluster with requirepass', () => {
       // Woken by the hand-off's message, not by its own deadline (the holder's TTL is longer still).
       assert.ok(servedMs < timeoutMs / 2, `served ${Math.round(servedMs)} ms after the release`);
       assert.equal(code, 0);
+    });
+  }
+});
+
+/** Sets every node's password from `from` to `to` (connections already authenticated stay so). */
+async function changePassword(from: string, to: string): Promise<void> {
+  await Promise.all(
+    cluster.nodes.map((node) =>
+      rawCommand(node.port, ['CONFIG', 'SET', 'requirepass', to, 'masterauth', to], 2_000, from),
+    ),
+  );
+}
+
+describe('a subscriber that cannot authenticate (the password changed after the client connected)', () => {
+  const name = nameMaker('cluster-auth-changed');
+  for (const kind of clusterClientKinds) {
+    test(`its SUBSCRIBE is given up: reported, closed, and the waiter is served by polling (${kind.name})`, async (t) => {
+      const address = { startupNodes: cluster.startupNodes, password: PASSWORD };
+      const [a, b] = await Promise.all([kind.create(address), kind.create(address)]);
+      const events: LockEvent[] = [];
+      const stop = subscribeLockEvents((event) => events.push(event));
+      const lockName = name();
+      try {
+        const held = await new Mutex(a.client, lockName, { ttlMs: 30_000 }).acquire();
+        // b's connection to the lock's primary is made now (ioredis connects to a node on its first
+        // command there) and stays authenticated; the subscriber it opens later cannot be.
+        assert.equal(await new Mutex(b.client, lockName).tryAcquire(), null);
+        await changePassword(PASSWORD, `${PASSWORD}-changed`);
+        const timeoutMs = 25_000;
+        const waiting = awaitedLater(new Mutex(b.client, lockName, { ttlMs: 30_000 }).acquire({ timeoutMs }));
+        await until(
+          () => events.some((e) => e.type === 'subscribe-failed' && e.lockName === lockName),
+          `subscribe-failed is reported (${events.map((e) => e.type).join(', ')})`,
+        );
+        const releasedAt = performance.now();
+        await held.release();
+        const lease = await waiting;
+        const servedMs = performance.now() - releasedAt;
+        t.diagnostic(`served ${Math.round(servedMs)} ms after the release, by polling`);
+        assert.ok(servedMs < timeoutMs / 2, `served ${Math.round(servedMs)} ms after the release`);
+        await lease.release();
+        // No waiter stays attached to the failed channel, and its connection was closed (a private
+        // field of the hub, read here because nothing public says whether it holds a connection).
+        const hub = contextFor(b.client).hub as unknown as { connection: unknown; watchers: number };
+        assert.equal(hub.watchers, 0);
+        assert.equal(hub.connection, undefined);
+      } finally {
+        stop();
+        await changePassword(`${PASSWORD}-changed`, PASSWORD);
+        await Promise.all([a.close(), b.close()]);
+      }
     });
   }
 });
