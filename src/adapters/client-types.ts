@@ -24,6 +24,8 @@ export interface IoRedisClient {
   disconnect(): void;
   /** 'end' once closed for good. */
   readonly status: string;
+  /** Its `keyPrefix`, if any: channel names carry it too (`RedisDriver.keyPrefix`). */
+  readonly options?: { readonly keyPrefix?: string };
 }
 
 /**

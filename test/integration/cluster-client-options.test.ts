@@ -9,10 +9,12 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { contextFor } from '../../src/adapters/client-context.js';
+import * as sources from '../../src/index.js';
 import { type LockEvent, Mutex, subscribeLockEvents } from '../../src/index.js';
+import { lockKinds } from '../../tools/lock-kinds/registry.js';
 import { rawCommand } from '../../tools/redis-server.js';
-import { clusterClientKinds } from '../fixtures/clients.js';
-import { awaitedLater, nameMaker, until } from '../fixtures/helpers.js';
+import { clusterClientKinds, ioredisClusterTaggedPrefixKinds } from '../fixtures/clients.js';
+import { awaitedLater, clusterForSuite, nameMaker, until } from '../fixtures/helpers.js';
 import { type RedisCluster, startCluster } from '../fixtures/redis-cluster.js';
 
 const PASSWORD = 'cluster-secret';
@@ -120,3 +122,43 @@ describe('a subscriber that cannot authenticate (the password changed after the 
     });
   }
 });
+
+/** The kinds a release hands to a waiter by a message on the waiter's channel. */
+const HANDED_OFF = ['Mutex', 'FairMutex', 'Semaphore'];
+
+for (const kind of ioredisClusterTaggedPrefixKinds) {
+  describe(`an ioredis Cluster whose keyPrefix has a hash tag (${kind.name})`, () => {
+    const clients = clusterForSuite(kind, () => cluster);
+    const name = nameMaker('tagged-prefix');
+    for (const lockKind of lockKinds(sources).filter((k) => HANDED_OFF.includes(k.name))) {
+      test(`${lockKind.name}: a waiter is served at the release, not at the holder's TTL`, async (t) => {
+        const { a, b } = clients;
+        // A name whose own slot is on another primary than the prefix's tag: a channel named without
+        // the prefix would be published on a node that does not serve it.
+        const prefixPrimary = (await cluster.primaryFor('{app}')).port;
+        let lockName = name();
+        while ((await cluster.primaryFor(`{${lockName}}`)).port === prefixPrimary) lockName = name();
+        const ttlMs = 30_000;
+        const timeoutMs = 20_000;
+        const holder = lockKind.create(a.client, lockName, { ttlMs });
+        const held = await holder.acquire();
+        const waiting = awaitedLater(lockKind.create(b.client, lockName, { ttlMs }).acquire({ timeoutMs }));
+        await until(async () => (await lockKind.waiters(holder, a)) > 0, 'the waiter is queued');
+        // And listening: released before its SSUBSCRIBE was confirmed, it would find the grant by the
+        // attempt it makes right after subscribing, message or not.
+        await until(
+          async () => (await cluster.command('PUBSUB', 'SHARDCHANNELS')).includes(`{${lockName}}`),
+          "the waiter's channel is subscribed",
+        );
+        const releasedAt = performance.now();
+        await held.release();
+        const lease = await waiting;
+        const servedMs = performance.now() - releasedAt;
+        t.diagnostic(`served ${Math.round(servedMs)} ms after the release`);
+        // The holder's TTL is beyond the waiter's deadline: only the hand-off's message serves it early.
+        assert.ok(servedMs < timeoutMs / 2, `served ${Math.round(servedMs)} ms after the release`);
+        await lease.release();
+      });
+    }
+  });
+}
