@@ -59,3 +59,12 @@ export function contextFor(client: unknown): ClientContext {
   contexts.set(client as object, context);
   return context;
 }
+
+/**
+ * The channel of `context`'s client under `channelPrefix` (a lock's `grantedChannelPrefix`): one
+ * per client and lock, named as the client's keys are (its `keyPrefix` first), so that on a cluster
+ * it hashes to the slot of the lock's keys, where the scripts publish on it.
+ */
+export function clientChannel(context: ClientContext, channelPrefix: string): string {
+  return `${context.driver.keyPrefix}${channelPrefix}${context.clientId}`;
+}

@@ -24,6 +24,8 @@ export interface IoRedisClient {
   disconnect(): void;
   /** 'end' once closed for good. */
   readonly status: string;
+  /** Its `keyPrefix`, if any: channel names carry it too (`RedisDriver.keyPrefix`). */
+  readonly options?: { readonly keyPrefix?: string };
 }
 
 /**
@@ -47,8 +49,14 @@ export interface IoRedisClusterClient {
   readonly slots: readonly (readonly string[] | undefined)[];
   /** The primaries' connections, one `Redis` per node (the ones keyed commands go through). */
   nodes(role: 'master'): IoRedisClusterNode[];
-  /** Its `keyPrefix`, if any: part of the key a command is routed by. */
-  readonly options?: { readonly keyPrefix?: string };
+  /**
+   * Its `keyPrefix`, if any (part of the key a command is routed by), and the options of every node
+   * connection (password, username, TLS: the subscriber cluster needs them too).
+   */
+  readonly options?: {
+    readonly keyPrefix?: string;
+    readonly redisOptions?: Readonly<Record<string, unknown>>;
+  };
   /** true: tells it apart from a `Redis`. */
   readonly isCluster: boolean;
   /** 'end' once closed for good. */

@@ -11,6 +11,13 @@ export interface RedisDriver {
    * the subscriber connection subscribes with SSUBSCRIBE, on the channel's shard).
    */
   readonly topology: 'standalone' | 'cluster';
+  /**
+   * What the client puts before every key it sends (ioredis' `keyPrefix`; '' for the others). A
+   * channel passed to a script as an argument is not prefixed, so Locksmith names its channels with
+   * it (`clientChannel`): on a cluster a prefix with a hash tag (`{app}:`) moves every key to that
+   * tag's slot, and a channel without it was published on a node that does not serve it.
+   */
+  readonly keyPrefix: string;
   /** EVALSHA; rejects with the server's error (including NOSCRIPT) as the client reports it. */
   evalSha(sha1: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** EVAL; also loads the script into the server's cache for later EVALSHA calls. */

@@ -75,9 +75,10 @@ function disconnectedReason(client: IoRedisStatus): string | undefined {
 /** What a `Redis` and a `Cluster` driver share: scripts (a `Cluster` routes them by the first key) and state. */
 function ioRedisCommon(
   client: IoRedisClient | IoRedisClusterClient,
-): Pick<RedisDriver, 'kind' | 'evalSha' | 'eval' | 'closedReason' | 'disconnectedReason'> {
+): Pick<RedisDriver, 'kind' | 'keyPrefix' | 'evalSha' | 'eval' | 'closedReason' | 'disconnectedReason'> {
   return {
     kind: 'ioredis',
+    keyPrefix: client.options?.keyPrefix ?? '',
     evalSha: (sha1, keys, args) => client.evalsha(sha1, keys.length, ...keys, ...args),
     eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),
     closedReason: () => closedReason(client),
@@ -97,11 +98,17 @@ export function ioRedisDriver(client: IoRedisClient): RedisDriver {
       subscriber.on('error', () => {});
       subscriber.on('message', onMessage);
       // Each reconnect makes a new socket, referenced by default: apply the current choice to it.
+      // A socket that is gone (closed, the next one not made yet) is left alone: Node's ref() and
+      // unref() of a socket without a handle add a once('connect') listener, one per call, which
+      // never fires on that socket (MaxListenersExceededWarning while waiters came and went during
+      // a reconnect). The next socket gets the choice on 'connect'.
       let alive = true;
       const applyKeepAlive = () => {
-        const stream = (subscriber as { stream?: { ref(): void; unref(): void } }).stream;
-        if (alive) stream?.ref();
-        else stream?.unref();
+        const stream = (subscriber as { stream?: { ref(): void; unref(): void; destroyed?: boolean } })
+          .stream;
+        if (!stream || stream.destroyed) return;
+        if (alive) stream.ref();
+        else stream.unref();
       };
       subscriber.on('connect', applyKeepAlive);
       return {
@@ -170,9 +177,13 @@ export function ioRedisClusterDriver(client: IoRedisClusterClient): RedisDriver 
     topology: 'cluster',
     waitForReplicas: (key, count, timeoutMs) => waitOnSlotPrimary(client, key, count, timeoutMs),
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
+      // ioredis 5's duplicate() merges options shallowly: our `redisOptions` alone would replace
+      // the user's, and with them the password, username and TLS every node connection needs (the
+      // subscriber cluster then never authenticated, and its SSUBSCRIBE waited for ever). So the
+      // user's per-node options are merged here, ours over theirs, whatever the version does.
       const subscriber = client.duplicate([], {
         ...CLUSTER_SUBSCRIBER_OPTIONS,
-        redisOptions: { ...CLUSTER_SUBSCRIBER_OPTIONS.redisOptions },
+        redisOptions: { ...client.options?.redisOptions, ...CLUSTER_SUBSCRIBER_OPTIONS.redisOptions },
       });
       subscriber.on('error', () => {});
       subscriber.on('smessage', onMessage);

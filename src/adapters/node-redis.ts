@@ -159,6 +159,7 @@ async function connectSubscriber(subscriber: Duplicated): Promise<() => Promise<
 export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
   return {
     kind: 'node-redis',
+    keyPrefix: '',
     topology: 'standalone',
     ...nodeRedisScripts(client),
     waitForReplicas: async (_key, count, timeoutMs) =>
@@ -193,6 +194,7 @@ export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
 export function nodeRedisSentinelDriver(client: NodeRedisSentinelClient): RedisDriver {
   return {
     kind: 'node-redis',
+    keyPrefix: '',
     topology: 'standalone',
     ...nodeRedisScripts(client),
     // Not read-only: to the primary. With `masterPoolSize` 1 (the default) or `reserveClient` it is
@@ -256,6 +258,7 @@ async function waitOnSlotMaster(
 export function nodeRedisClusterDriver(client: NodeRedisClusterClient): RedisDriver {
   return {
     kind: 'node-redis',
+    keyPrefix: '',
     topology: 'cluster',
     // sendCommand routes by the key it is given, in every version (v4's evalSha by none).
     evalSha: (sha1, keys, args) =>

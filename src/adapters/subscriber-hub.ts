@@ -21,6 +21,15 @@ export interface ChannelWatch {
 /** How many channels whose SUBSCRIBE failed a hub remembers. */
 const MAX_FAILED_CHANNELS = 1_000;
 
+/**
+ * How long a SUBSCRIBE may go unanswered, the opening of the connection included, before the hub
+ * gives it up as failed. A subscriber that cannot authenticate (or reach its server) may queue
+ * SUBSCRIBE for ever: its waiters stayed attached, and the connection kept the process alive.
+ * Generous (a healthy SUBSCRIBE takes a round trip or two, a cluster subscriber's opening a few):
+ * waiters fall back to polling within their holder's bound meanwhile, as on any failed SUBSCRIBE.
+ */
+export const SUBSCRIBE_BOUND_MS = 5_000;
+
 interface ChannelState {
   readonly watchers: Set<Watch>;
   /** Resolves once SUBSCRIBE is confirmed; rejects if it failed. */
@@ -95,6 +104,7 @@ export class SubscriberHub {
   constructor(
     private readonly driver: RedisDriver,
     private readonly lingerMs = 1_000,
+    private readonly subscribeBoundMs = SUBSCRIBE_BOUND_MS,
   ) {}
 
   /**
@@ -168,7 +178,11 @@ export class SubscriberHub {
     this.connection ??= this.open();
     const connection = this.connection;
     try {
-      await (await connection).subscribe(channel);
+      await answeredWithin(
+        connection.then((c) => c.subscribe(channel)),
+        this.subscribeBoundMs,
+        `SUBSCRIBE (on a connection opened for it, if need be) did not answer within ${this.subscribeBoundMs} ms`,
+      );
       state.active = true;
       this.failedChannels.delete(channel);
     } catch (error) {
@@ -245,6 +259,20 @@ export class SubscriberHub {
     }, this.lingerMs);
     state.linger.unref();
   }
+}
+
+/**
+ * `sent`, or a rejection with `message` once it has not settled within `boundMs` (its own later
+ * outcome is then ignored). The timer does not keep the process alive.
+ */
+function answeredWithin(sent: Promise<void>, boundMs: number, message: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const unanswered = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), timerDelayMs(boundMs));
+    timer.unref();
+  });
+  sent.catch(() => {});
+  return Promise.race([sent, unanswered]).finally(() => clearTimeout(timer));
 }
 
 /** Waits on a latch for a message (or one that already came), at most `timeoutMs`. */

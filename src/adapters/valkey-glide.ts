@@ -253,6 +253,7 @@ export function glideDriver(client: ValkeyGlideClient): RedisDriver {
   const options = { decoder: DECODE_STRINGS };
   return {
     kind: 'valkey-glide',
+    keyPrefix: '',
     topology: 'standalone',
     evalSha: (sha1, keys, args) =>
       send(client.customCommand(['EVALSHA', sha1, String(keys.length), ...keys, ...args], options)),
@@ -280,6 +281,7 @@ export function glideClusterDriver(client: ValkeyGlideClusterClient): RedisDrive
       : { decoder: DECODE_STRINGS, route: { type: 'primarySlotKey' as const, key } };
   return {
     kind: 'valkey-glide',
+    keyPrefix: '',
     topology: 'cluster',
     evalSha: (sha1, keys, args) =>
       send(client.customCommand(['EVALSHA', sha1, String(keys.length), ...keys, ...args], routed(keys[0]))),

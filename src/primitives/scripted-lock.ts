@@ -1,4 +1,4 @@
-import { type ClientContext, contextFor } from '../adapters/client-context.js';
+import { type ClientContext, clientChannel, contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
 import { runScript, waitForReplicas } from '../adapters/run-script.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
@@ -42,7 +42,7 @@ export abstract class ScriptedLock<
     super(checkedName, resolveOptions(options));
     this.context = context;
     this.keys = lockKeys(this.options.prefix, name);
-    this.grantedChannel = this.clientChannel(this.keys.grantedChannelPrefix);
+    this.grantedChannel = clientChannel(context, this.keys.grantedChannelPrefix);
   }
 
   /** @internal Runs one typed script call on this lock's client. */
@@ -73,10 +73,5 @@ export abstract class ScriptedLock<
   /** @internal Where this client's waiters hear their hand-offs, with the filter of one call. */
   protected wakeChannel(accept: (message: string) => boolean): WakeChannel {
     return { hub: hubFor(this.context), channel: this.grantedChannel, accept };
-  }
-
-  /** @internal This client's channel under `prefix` (one per client and lock; see ClientContext). */
-  protected clientChannel(prefix: string): string {
-    return `${prefix}${this.context.clientId}`;
   }
 }

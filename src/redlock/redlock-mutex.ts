@@ -1,4 +1,4 @@
-import { contextFor } from '../adapters/client-context.js';
+import { clientChannel, contextFor } from '../adapters/client-context.js';
 import type { RedisClient } from '../adapters/client-types.js';
 import { hubFor } from '../adapters/subscriber-hub.js';
 import { Backoff } from '../backoff.js';
@@ -86,7 +86,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     super(checkedName, resolveRedlockOptions(options));
     this.nodes = new QuorumNodes(checkedName, contexts);
     this.keys = lockKeys(this.options.prefix, checkedName);
-    this.grantChannels = contexts.map((node) => `${this.keys.grantedChannelPrefix}${node.clientId}`);
+    this.grantChannels = contexts.map((node) => clientChannel(node, this.keys.grantedChannelPrefix));
   }
 
   /** @internal */

@@ -18,7 +18,8 @@
  * its chunks run the chaos scenario on three servers with the faults on the first one only.
  * The cluster scenarios (`clusterScenarios`: a fresh Redis Cluster of 3 primaries with a replica each
  * per run, the workers on cluster clients, a `CLUSTER FAILOVER` and a killed primary) run for the lock
- * kinds they name, among those asked for; `--only cluster` runs just them (about 45 s).
+ * kinds they name, among those asked for (a cluster with `requirepass`, and ioredis Clusters whose
+ * `keyPrefix` has a hash tag, among them); `--only cluster` runs just them (about 2.5 min).
  * Prints the table scenario → acquisitions → violations, then a final line `N passed, N failed`.
  * Exits non-zero on any violation, on a negative control that was not flagged, on a scenario whose
  * fault did not happen, or on fewer acquisitions than the profile promises.

@@ -736,6 +736,29 @@ export const clusterScenarios: readonly Scenario[] = [
     exercised: (_ctx, report) => typedFailuresAndReleases(report),
   },
   {
+    // Every cluster client (rotated over the workers) authenticates, its subscriber too: ioredis 5's
+    // subscriber cluster once lost the password, and its waiters never heard a release.
+    name: 'cluster: requirepass, contention on every shard',
+    expect: 'safe',
+    cluster: { requirepass: 'fault-suite-secret' },
+    locks: ['mutex'],
+    lockCount: CLUSTER_LOCK_COUNT,
+    phaseMs: 1_500,
+    exercised: (_ctx, report) => typedFailuresAndReleases(report),
+  },
+  {
+    // ioredis Clusters with keyPrefix '{app}:': every key lives in the tag's slot, each lock's
+    // channel must follow it (its name alone would put it on another shard, whose SPUBLISH failed
+    // inside the scripts). The kinds whose releases hand over by a message.
+    name: 'cluster: keyPrefix with a hash tag',
+    expect: 'safe',
+    cluster: { taggedKeyPrefix: true },
+    locks: ['mutex', 'fair-mutex', 'semaphore'],
+    lockCount: CLUSTER_LOCK_COUNT,
+    phaseMs: 1_500,
+    exercised: (_ctx, report) => typedFailuresAndReleases(report),
+  },
+  {
     name: 'cluster: CLUSTER FAILOVER, then a primary killed',
     expect: 'safe',
     cluster: true,

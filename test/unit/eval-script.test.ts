@@ -13,6 +13,7 @@ function driverWith(closed: () => string | undefined, sent: string[]): RedisDriv
   return {
     kind: 'ioredis',
     topology: 'standalone',
+    keyPrefix: '',
     evalSha: () => {
       sent.push('evalsha');
       return Promise.reject(new Error('NOSCRIPT No matching script. Please use EVAL.'));

@@ -12,6 +12,8 @@ import {
   type ClusterClientKind,
   clientKinds,
   clusterClientKinds,
+  ioredisClusterTaggedPrefixKinds,
+  TAGGED_KEY_PREFIX,
 } from '../../fixtures/clients.js';
 import { lockKeyIsFree, ownerTokenOf } from '../../fixtures/lock-value.js';
 import { type RedisCluster, startCluster } from '../../fixtures/redis-cluster.js';
@@ -78,6 +80,18 @@ export interface ScenarioRun {
   readonly durationMs: number;
 }
 
+/** A cluster scenario's deployment beyond the default: a password, a client key prefix. */
+export interface ClusterSetup {
+  /** Every node's `requirepass`: the workers, their probes and the key checks authenticate. */
+  readonly requirepass?: string;
+  /**
+   * The workers lock with ioredis Clusters whose `keyPrefix` has a hash tag
+   * (`ioredisClusterTaggedPrefixKinds`, `TAGGED_KEY_PREFIX`): every key of every lock hashes to that
+   * tag's slot, while each lock's name still picks its channel's.
+   */
+  readonly taggedKeyPrefix?: boolean;
+}
+
 export interface Scenario {
   readonly name: string;
   /** 'safe': must show zero violations. 'flagged': a negative control, must show some. */
@@ -93,7 +107,7 @@ export interface Scenario {
    * `clusterClientKinds`), `lockCount` names spread evenly over the primaries, and the end-of-run
    * key checks ask every primary. No proxy, no orphan sampling.
    */
-  readonly cluster?: boolean;
+  readonly cluster?: boolean | ClusterSetup;
   /**
    * The nodes the scenario is written for: it runs only for lock kinds on that many servers
    * (`lockNodes`; default 1), so Redlock runs its own scenarios and none of the one-server ones.
@@ -166,7 +180,8 @@ export function toleratedViolations(scenario: Scenario, report: CheckReport): nu
   return tolerated;
 }
 
-const LOCK_KEY = /^locksmith:\{[^}]*\}$/;
+/** A lock's main key, with the tagged key prefix or without (a `ClusterSetup.taggedKeyPrefix` run). */
+const LOCK_KEY = new RegExp(`^(?:${TAGGED_KEY_PREFIX.replace(/[{}]/g, '\\$&')})?locksmith:\\{[^}]*\\}$`);
 
 export const defaultConfig: Omit<
   WorkerConfig,
@@ -199,9 +214,10 @@ export async function runScenario(
       `${scenario.name}: a cluster scenario has no proxy, no orphan sampling, one lock deployment`,
     );
   let cluster: RedisCluster | undefined;
+  const setup: ClusterSetup = typeof scenario.cluster === 'object' ? scenario.cluster : {};
   try {
     if (scenario.cluster) {
-      cluster = await startCluster();
+      cluster = await startCluster({ requirepass: setup.requirepass });
       servers.push(...cluster.nodes);
     }
     for (let i = 0; i < (scenario.cluster ? 0 : lockNodes(run.lock)); i += 1) {
@@ -268,7 +284,11 @@ export async function runScenario(
   };
   const configs = workers.map((worker): WorkerConfig => {
     const extra = typeof scenario.config === 'function' ? scenario.config(worker.index) : scenario.config;
-    const kinds: readonly (ClientKind | ClusterClientKind)[] = cluster ? clusterClientKinds : clientKinds;
+    const kinds: readonly (ClientKind | ClusterClientKind)[] = !cluster
+      ? clientKinds
+      : setup.taggedKeyPrefix
+        ? ioredisClusterTaggedPrefixKinds
+        : clusterClientKinds;
     return {
       ...defaultConfig,
       ...extra,
@@ -277,7 +297,15 @@ export async function runScenario(
         .name,
       redisUrl: proxy?.url ?? server.url,
       probeUrl: server.url,
-      ...(cluster ? { cluster: { startupNodes: cluster.startupNodes } } : {}),
+      ...(cluster
+        ? {
+            cluster: {
+              startupNodes: cluster.startupNodes,
+              ...(cluster.password === undefined ? {} : { password: cluster.password }),
+              ...(setup.taggedKeyPrefix ? { keyPrefix: TAGGED_KEY_PREFIX } : {}),
+            },
+          }
+        : {}),
       ...(servers.length > 1
         ? {
             redisUrls: servers.map((node, i) => proxies[i]?.url ?? node.url),
@@ -414,7 +442,10 @@ async function namesOnEveryPrimary(cluster: RedisCluster, stem: string, count: n
 /** A direct connection to each primary of the cluster now (KEYS lists a node's own keys). */
 async function primaryAdmins(cluster: RedisCluster): Promise<IORedis[]> {
   return (await cluster.primaries()).map((node) => {
-    const nodeAdmin = new IORedis(node.url, { maxRetriesPerRequest: null });
+    const nodeAdmin = new IORedis(node.url, {
+      maxRetriesPerRequest: null,
+      ...(cluster.password === undefined ? {} : { password: cluster.password }),
+    });
     nodeAdmin.on('error', () => {});
     return nodeAdmin;
   });
@@ -430,7 +461,7 @@ async function onEveryNode(admins: readonly IORedis[], read: (admin: IORedis) =>
 /** The lock keys that hold a holder (not those a release left behind for 60 s, holder.lua). */
 async function lockKeys(admin: IORedis): Promise<string[]> {
   const held: string[] = [];
-  for (const key of (await admin.keys('locksmith:*')).filter((k) => LOCK_KEY.test(k)).sort()) {
+  for (const key of (await admin.keys('*locksmith:*')).filter((k) => LOCK_KEY.test(k)).sort()) {
     if (!(await lockKeyIsFree({ command: (...args) => admin.call(...(args as [string])) }, key)))
       held.push(key);
   }

@@ -43,7 +43,15 @@ export interface WorkerConfig {
    * one of `clusterClientKinds`) and its probe (an ioredis `Cluster`, straight to the nodes) start.
    * `redisUrl` and `probeUrl` are then unused.
    */
-  readonly cluster?: { readonly startupNodes: readonly { host: string; port: number }[] } | undefined;
+  readonly cluster?:
+    | {
+        readonly startupNodes: readonly { host: string; port: number }[];
+        /** The cluster's `requirepass`, if it has one. */
+        readonly password?: string;
+        /** The key prefix of the worker's client kind, if any (its probe prefixes keys the same way). */
+        readonly keyPrefix?: string;
+      }
+    | undefined;
   /** Redlock's `nodeTimeoutMs` (default: the library's). */
   readonly nodeTimeoutMs?: number | undefined;
   readonly lock: LockId;

@@ -10,7 +10,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, Redis as IORedis } from 'ioredis';
 import { subscribeLockEvents } from '../../../src/events.js';
-import { clientKinds, clusterClientKinds, type TestClient } from '../../fixtures/clients.js';
+import {
+  clientKinds,
+  clusterClientKinds,
+  ioredisClusterTaggedPrefixKinds,
+  type TestClient,
+} from '../../fixtures/clients.js';
 import { ownerTokenOf } from '../../fixtures/lock-value.js';
 import type { HeldLock, LockAdapter, NodeClients } from './held-lock.js';
 import { lockAdapter, lockLimit } from './locks.js';
@@ -135,10 +140,12 @@ async function start(config: WorkerConfig): Promise<void> {
   };
   run = current;
   if (config.cluster) {
-    const clusterKind = clusterClientKinds.find((candidate) => candidate.name === config.clientKind);
+    const clusterKind = [...clusterClientKinds, ...ioredisClusterTaggedPrefixKinds].find(
+      (candidate) => candidate.name === config.clientKind,
+    );
     if (!clusterKind) throw new Error(`no cluster client kind named ${config.clientKind}`);
     current.client = await clusterKind.create(config.cluster);
-    if (config.probe) current.probe = await clusterProbe(config.cluster.startupNodes);
+    if (config.probe) current.probe = await clusterProbe(config.cluster);
     startLoops(current);
     return;
   }
@@ -173,10 +180,16 @@ async function start(config: WorkerConfig): Promise<void> {
  * Bounded like the one-server probe (a node down or between primaries makes a probe fail, never
  * hang the loop), and ready before the loops start.
  */
-async function clusterProbe(startupNodes: readonly { host: string; port: number }[]): Promise<Cluster> {
+async function clusterProbe(cluster: NonNullable<WorkerConfig['cluster']>): Promise<Cluster> {
+  const { startupNodes, password, keyPrefix } = cluster;
   const probe = new Cluster([...startupNodes], {
     enableOfflineQueue: false,
-    redisOptions: { commandTimeout: 500, maxRetriesPerRequest: 1 },
+    ...(keyPrefix === undefined ? {} : { keyPrefix }),
+    redisOptions: {
+      commandTimeout: 500,
+      maxRetriesPerRequest: 1,
+      ...(password === undefined ? {} : { password }),
+    },
   });
   probe.on('error', () => {});
   await new Promise<void>((resolve, reject) => {
