@@ -5,7 +5,6 @@
  * deleted or taken over, Redis silent past the TTL) the command is stopped: `--lost-signal`, then
  * SIGKILL after `--grace`, and the exit code is 76.
  */
-import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import {
@@ -18,6 +17,8 @@ import {
 } from 'redis-locksmith';
 import { CONNECTION_HELP, connectFrom, connectionOptions, prefixOf } from './common.js';
 import type { Connection } from './connect.js';
+import { Job } from './job.js';
+import { JobGuard } from './job-guard.js';
 import { readLock } from './locks.js';
 import {
   CliError,
@@ -186,54 +187,58 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   }
 }
 
-/** Runs the command under `lease`; resolves with the exit code once it exited and the lock is released. */
+/** Runs the command under `lease`; resolves with the exit code once its job ended and the lock is released. */
 async function supervise(lease: Lease, plan: RunPlan, say: (line: string) => void): Promise<number> {
-  const [file, ...args] = plan.command as [string, ...string[]];
-  const child = spawn(file, args, {
-    stdio: 'inherit',
-    env: {
-      ...process.env,
-      LOCKSMITH_NAME: plan.name,
-      LOCKSMITH_FENCING_TOKEN: String(lease.fencingToken),
-      LOCKSMITH_TOKEN: lease.token,
-      LOCKSMITH_TTL_MS: String(lease.ttlMs),
-      LOCKSMITH_VALIDITY_MS: String(Math.floor(lease.remainingMs)),
-    },
+  const guard = JobGuard.start(plan.lostSignal, plan.graceMs);
+  const job = Job.start(plan.command, {
+    ...process.env,
+    LOCKSMITH_NAME: plan.name,
+    LOCKSMITH_FENCING_TOKEN: String(lease.fencingToken),
+    LOCKSMITH_TOKEN: lease.token,
+    LOCKSMITH_TTL_MS: String(lease.ttlMs),
+    LOCKSMITH_VALIDITY_MS: String(Math.floor(lease.remainingMs)),
   });
-  const forward = (signal: NodeJS.Signals) => {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-  };
+  if (job.group !== undefined) guard.watch(job.group);
+  const forward = (signal: NodeJS.Signals) => job.signal(signal);
   for (const signal of FORWARDED) process.on(signal, forward);
+  const sayKill = () => say(`the command's processes did not exit within ${formatMs(plan.graceMs)}; SIGKILL`);
 
   let lost = false;
-  let killTimer: NodeJS.Timeout | undefined;
   const onLost = () => {
     lost = true;
     say(
-      `lost the lock "${plan.name}" (${oneLine(lease.signal.reason)}); stopping the command with ${plan.lostSignal}`,
+      `lost the lock "${plan.name}" (${oneLine(lease.signal.reason)}); stopping the command's process group with ${plan.lostSignal}`,
     );
-    forward(plan.lostSignal);
-    killTimer = setTimeout(() => {
-      say(`the command did not exit within ${formatMs(plan.graceMs)}; SIGKILL`);
-      forward('SIGKILL');
-    }, plan.graceMs);
+    job.stop(plan.lostSignal, plan.graceMs, sayKill);
   };
   lease.signal.addEventListener('abort', onLost, { once: true });
 
-  const outcome = await new Promise<{ code: number | null; signal: NodeJS.Signals | null } | Error>(
-    (resolve) => {
-      child.once('error', resolve);
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-    },
-  );
+  const outcome = await job.exited;
   lease.signal.removeEventListener('abort', onLost);
-  clearTimeout(killTimer);
+  if (!(outcome instanceof Error)) {
+    // The lock is held until no process of the job runs: what the command left in its group (a
+    // background child) must not run on unlocked.
+    const left = job.running();
+    if (left.length > 0 && !job.stopping) {
+      say(
+        `the command exited and left ${plural(left.length, 'process')} in its group (${left.join(', ')}); stopping ${left.length === 1 ? 'it' : 'them'} with SIGTERM`,
+      );
+      job.stop('SIGTERM', plan.graceMs, sayKill);
+    }
+    const survivors = await job.gone();
+    if (survivors.length > 0)
+      say(
+        `could not stop ${plural(survivors.length, 'process')} of the command's group, still running after SIGKILL: ${survivors.join(', ')}`,
+      );
+  }
+  guard.done();
   for (const signal of FORWARDED) process.off(signal, forward);
 
   await lease
     .release()
     .catch((error: unknown) => say(`the release failed: ${oneLine(error)} (the lock expires by its TTL)`));
   if (outcome instanceof Error) {
+    const file = plan.command[0];
     const notFound = (outcome as { code?: string }).code === 'ENOENT';
     throw new CliError(
       notFound ? `command not found: ${file}` : `cannot start ${file}: ${oneLine(outcome)}`,
@@ -244,3 +249,5 @@ async function supervise(lease: Lease, plan: RunPlan, say: (line: string) => voi
   if (outcome.code !== null) return outcome.code;
   return 128 + (constants.signals[outcome.signal as NodeJS.Signals] ?? 0);
 }
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 'es'}`;

@@ -160,7 +160,10 @@ describe('locksmith (the command)', () => {
     assert.equal(readFileSync(join(dir, 'term'), 'utf8'), 'stopped\n');
     assert.match(
       run.stderr,
-      new RegExp(`^locksmith: lost the lock "${lock}" .*stopping the command with SIGTERM$`, 'm'),
+      new RegExp(
+        `^locksmith: lost the lock "${lock}" .*stopping the command's process group with SIGTERM$`,
+        'm',
+      ),
     );
   });
 
@@ -192,7 +195,7 @@ describe('locksmith (the command)', () => {
       server.resume();
     }
     assert.equal(readFileSync(join(dir, 'int'), 'utf8'), 'INT\n');
-    assert.match(run.stderr, /stopping the command with SIGINT/);
+    assert.match(run.stderr, /stopping the command's process group with SIGINT/);
     assert.match(run.stderr, /did not exit within 300 ms; SIGKILL/);
   });
 
