@@ -84,7 +84,7 @@ export function renderTable(
       `rows.ts exports ${rows.length} rows but ${sources.length} defineRow() calls were parsed`,
     );
   }
-  const lines = rows.map((row, i) => {
+  const lines = rows.flatMap((row, i) => {
     const source = sources[i] as SnippetSources;
     const names = Object.keys(row.snippets);
     if (names.join() !== [...source.keys()].join()) {
@@ -94,7 +94,7 @@ export function renderTable(
     }
     const code = Object.fromEntries(names.map((name) => [name, inlineCode(source.get(name) as string)]));
     return keep(row) ? [`| ${row.youUsed} | ${row.inLocksmith(code)} |`] : [];
-  }).flat();
+  });
   return [TABLE_START, '', '| you used | in Locksmith |', '|---|---|', ...lines, '', TABLE_END].join('\n');
 }
 
