@@ -570,6 +570,10 @@ describe('locksmith (the command)', () => {
       );
       await usage(['run', '}x', '--', 'true'], /a lock name cannot start with "}", got "}x"/);
       await usage(['status', '}x'], /a lock name cannot start with "}"/);
+      await usage(
+        ['run', 'x', '--ttl', '1000h', '--', 'true'],
+        /--ttl is at most 596h \(about 24 days\), got "1000h"/,
+      );
       await usage(['status', 'x', '--timeout', '0'], /--timeout must be at least 1 ms, got "0"/);
       await usage(['watch', '--interval', '-5'], /--interval expects a duration of zero or more, got "-5"/);
       await usage(
