@@ -29,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { scripts } from '../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../tools/redis-server.js';
+import { writeCharts } from './charts.js';
 import { type ImplSpec, impls, PXC_DEFAULT_IMPLS } from './impls.js';
 import { printKindCosts } from './kind-costs.js';
 import { locksmithSource } from './locksmith.js';
@@ -522,6 +523,12 @@ async function main(): Promise<void> {
       file,
       `${JSON.stringify({ startedAt: new Date(startedAt).toISOString(), config: { ...config, only: config.only?.source }, machine, cells, pxcCells, multiKey, evalshaCeiling }, null, 2)}\n`,
     );
+    // The charts beside the JSON, in a folder of the run's name (bench/charts.ts).
+    const chartFiles = writeCharts(
+      { startedAt: new Date(startedAt).toISOString(), cells, pxcCells },
+      file.replace(/\.json$/, ''),
+    );
+    console.log(`\nCharts: ${chartFiles.join(', ')}`);
     console.log(`\nJSON: ${file}\nTotal time ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
   } finally {
     for (const w of workers) {

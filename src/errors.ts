@@ -37,12 +37,17 @@ export class LockTimeoutError extends LockError {
     readonly lockName: string,
     readonly timeoutMs: number,
     readonly attempts: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; behindLocalHolder?: boolean },
   ) {
+    // A caller queued in its process's local batch waited behind a holder of its own process and
+    // never asked Redis: "(0 attempts)" would read as if it had not waited at all.
+    const where = options?.behindLocalHolder
+      ? ' behind a holder in this process (queued in its local batch, so no attempt reached Redis)'
+      : ` (${attempts} ${attempts === 1 ? 'attempt' : 'attempts'})`;
     super(
       'LOCK_TIMEOUT',
-      `Timed out after ${timeoutMs} ms waiting for lock "${lockName}" (${attempts} ${attempts === 1 ? 'attempt' : 'attempts'})`,
-      options,
+      `Timed out after ${timeoutMs} ms waiting for lock "${lockName}"${where}`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
     );
   }
 }

@@ -444,7 +444,7 @@ export class LocalBatch {
       this.waiters.push(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
       const leftMs = plan.deadline - clock.now();
-      if (Number.isFinite(leftMs)) timer = setTimeout(() => leave(timeoutOf(plan, 0)), Math.max(0, leftMs));
+      if (Number.isFinite(leftMs)) timer = setTimeout(() => leave(timeoutOf(plan)), Math.max(0, leftMs));
     });
     // Queued first: a run found lost here ends now and hands this waiter its turn to ask Redis.
     const run = this.run;
@@ -467,9 +467,9 @@ export class LocalBatch {
   }
 }
 
-/** A local waiter's timeout, reported as the waiting loop reports one. */
-function timeoutOf(plan: Plan, attempts: number): LockTimeoutError {
+/** A local waiter's timeout (it never asked Redis), reported as the waiting loop reports one. */
+function timeoutOf(plan: Plan): LockTimeoutError {
   const { timeoutMs } = plan.options;
-  emitLockEvent({ type: 'timed-out', lockName: plan.name, timeoutMs, attempts });
-  return new LockTimeoutError(plan.name, timeoutMs, attempts);
+  emitLockEvent({ type: 'timed-out', lockName: plan.name, timeoutMs, attempts: 0 });
+  return new LockTimeoutError(plan.name, timeoutMs, 0, { behindLocalHolder: true });
 }

@@ -38,10 +38,57 @@ export function connectFrom(values: ConnectionValues, env = process.env): Promis
     {
       url: values.redis ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       tlsCa: values['tls-ca'],
-      timeoutMs: values.timeout === undefined ? 5_000 : parseDuration('timeout', values.timeout),
+      timeoutMs: values.timeout === undefined ? 5_000 : timeoutOf(values.timeout),
     },
     env,
   );
+}
+
+function timeoutOf(value: string): number {
+  const ms = parseDuration('timeout', value);
+  if (ms < 1) throw usageError(`--timeout must be at least 1 ms, got "${value}"`);
+  return ms;
+}
+
+/**
+ * \`argv\` with a value that starts with a dash joined to its option (\`--ttl -5\` → \`--ttl=-5\`,
+ * \`-w -1\` → \`-w-1\`), so that parseArgs takes it as the value and the option's own check says what is
+ * wrong with it, rather than parseArgs' "argument is ambiguous".
+ */
+export function withNegativeValues(
+  argv: readonly string[],
+  options: Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>,
+): string[] {
+  const takesValue = new Set<string>();
+  for (const [long, option] of Object.entries(options)) {
+    if (option.type !== 'string') continue;
+    takesValue.add(`--${long}`);
+    if (option.short) takesValue.add(`-${option.short}`);
+  }
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    if (takesValue.has(arg) && next !== undefined && /^-\d/.test(next)) {
+      args.push(arg.startsWith('--') ? `${arg}=${next}` : `${arg}${next}`);
+      i += 1;
+    } else args.push(arg);
+  }
+  return args;
+}
+
+const MAX_NAME_LENGTH = 1024;
+
+/** The library's rules for a lock name, said in the command's words before anything is sent. */
+export function checkLockName(name: string): string {
+  if (name === '') throw usageError('a lock name cannot be empty');
+  if (name.length > MAX_NAME_LENGTH)
+    throw usageError(`a lock name has at most ${MAX_NAME_LENGTH} characters, got ${name.length}`);
+  if (name.startsWith('}'))
+    throw usageError(
+      `a lock name cannot start with "}", got "${name}" (its keys would land in different Redis Cluster slots)`,
+    );
+  return name;
 }
 
 /** The one positional a command needs (a lock name), or a usage error. */
@@ -50,5 +97,5 @@ export function lockNameArg(positionals: readonly string[], command: string): st
   if (name === undefined || name === '')
     throw usageError(`${command} needs a lock name (see locksmith ${command} --help)`);
   if (extra.length > 0) throw usageError(`${command} takes one lock name, got also "${extra.join(' ')}"`);
-  return name;
+  return checkLockName(name);
 }

@@ -96,6 +96,19 @@ function connectError(where: string, cause: unknown): CliError {
   );
 }
 
+/**
+ * A TLS client at a plain port sends its greeting and gets no reply (the server waits for the end
+ * of a command), or a reply that is not TLS: say that the server may not speak TLS.
+ */
+function withTlsHint(failure: CliError): CliError {
+  if (!/no reply|wrong version number|SSL|TLS|socket hang up|ECONNRESET/i.test(failure.message))
+    return failure;
+  return new CliError(
+    `${failure.message} (rediss:// and --tls-ca mean TLS: if the server at that port does not speak TLS, use redis://)`,
+    failure.exitCode,
+  );
+}
+
 function withTimeout<T>(call: Promise<T>, ms: number, what: string, where: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -143,7 +156,8 @@ export async function connect(options: ConnectionOptions, env = process.env): Pr
     await withTimeout(link.connect(), options.timeoutMs, 'connect', where);
   } catch (error) {
     link.close();
-    throw error instanceof CliError ? error : connectError(where, state.lastError ?? error);
+    const failure = error instanceof CliError ? error : connectError(where, state.lastError ?? error);
+    throw tls ? withTlsHint(failure) : failure;
   }
   state.connected = true;
   const bounded = <T>(call: Promise<T>, what: string) => withTimeout(call, options.timeoutMs, what, where);

@@ -1,7 +1,14 @@
 /** `locksmith status`, `locksmith list` and `locksmith release --force`. */
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
-import { CONNECTION_HELP, connectFrom, connectionOptions, lockNameArg, prefixOf } from './common.js';
+import {
+  CONNECTION_HELP,
+  connectFrom,
+  connectionOptions,
+  lockNameArg,
+  prefixOf,
+  withNegativeValues,
+} from './common.js';
 import type { Connection } from './connect.js';
 import { matchesName, nameOfKey, scanPattern } from './keys.js';
 import { forceRelease, type HolderView, type LockView, readLock } from './locks.js';
@@ -43,8 +50,11 @@ ${EXIT_CODES_HELP}`;
 export const RELEASE_HELP = `Usage: locksmith release <name> --force [--yes] [--json]
 
 Frees the lock <name> whoever holds it, as if its holder had released it (a waiter gets it next),
-and says who held it. The holder is not told: it finds out at its next extension, when its lease is
-lost. On a terminal it asks for confirmation first.
+and says who held it. The holder is not told: it finds out at its next extension, up to a third of
+its TTL later, when its lease is lost. Until then the old holder runs on beside the next one: a
+\`locksmith run\` holding it stops its command only then (--lost-signal, SIGKILL after --grace).
+To shorten that window, run such jobs with a shorter --ttl (extended every ttl/3) and --grace.
+On a terminal it asks for confirmation first.
 
 Options:
   --force            required: this takes the lock from a process that believes it holds it
@@ -70,7 +80,7 @@ function describeHolder(holder: HolderView): string {
 export function statusText(view: LockView, paint: Paint): string {
   const rows: [string, string][] = [
     ['lock', paint.bold(view.name)],
-    ['kind', view.kind],
+    ['kind', kindCell(view)],
     ['state', view.locked ? paint.red('held') : paint.green('free')],
   ];
   for (const holder of view.holders) rows.push(['holder', describeHolder(holder)]);
@@ -83,7 +93,7 @@ export function statusText(view: LockView, paint: Paint): string {
 
 export async function statusCommand(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: [...argv],
+    args: withNegativeValues(argv, statusOptions),
     allowPositionals: true,
     options: statusOptions,
   });
@@ -173,6 +183,14 @@ export function table(rows: readonly (readonly string[])[]): string {
     .join('\n');
 }
 
+/**
+ * The kind column: a free hand-off lock's key does not tell Mutex, FairMutex and ReentrantMutex
+ * apart, so its kind is shown as unknown rather than as "free" (the state column says that).
+ */
+export function kindCell(view: LockView): string {
+  return view.kind === 'free' ? '-' : view.kind;
+}
+
 /** The holder column: the first holder, and how many more. */
 export function holdersCell(view: LockView): string {
   const [first, ...more] = view.holders;
@@ -187,10 +205,11 @@ export function timeLeftCell(view: LockView): string {
 }
 
 export async function listCommand(argv: readonly string[]): Promise<number> {
+  const options = { ...statusOptions, held: { type: 'boolean' } } as const;
   const { values, positionals } = parseArgs({
-    args: [...argv],
+    args: withNegativeValues(argv, options),
     allowPositionals: true,
-    options: { ...statusOptions, held: { type: 'boolean' } },
+    options,
   });
   if (values.help) return help(LIST_HELP);
   if (positionals.length > 1)
@@ -212,7 +231,7 @@ export async function listCommand(argv: readonly string[]): Promise<number> {
     }
     const rows = views.map((view) => [
       view.name,
-      view.kind,
+      kindCell(view),
       view.locked ? paint.red('held') : paint.green('free'),
       holdersCell(view),
       timeLeftCell(view),
@@ -237,10 +256,15 @@ async function confirm(question: string): Promise<boolean> {
 }
 
 export async function releaseCommand(argv: readonly string[]): Promise<number> {
+  const options = {
+    ...statusOptions,
+    force: { type: 'boolean' },
+    yes: { type: 'boolean', short: 'y' },
+  } as const;
   const { values, positionals } = parseArgs({
-    args: [...argv],
+    args: withNegativeValues(argv, options),
     allowPositionals: true,
-    options: { ...statusOptions, force: { type: 'boolean' }, yes: { type: 'boolean', short: 'y' } },
+    options,
   });
   if (values.help) return help(RELEASE_HELP);
   const name = lockNameArg(positionals, 'release');

@@ -17,9 +17,18 @@ Commands:
   list [pattern]             list the locks whose name matches a glob (SCAN, never KEYS)
   release <name> --force     free a lock whoever holds it, and say who held it
   watch [pattern]            a live view of the locks, redrawn in place
+  help <command>             the options of one command (as locksmith <command> --help)
 
-Every command takes --help, --redis <url> (or REDIS_URL), --tls-ca <file> and --prefix <text>;
-status, list and watch take --json.
+Every command takes --help, --redis <url> (or REDIS_URL), --tls-ca <file>, --prefix <text> and
+--timeout <ms>; status, list, release and watch take --json (an error is then JSON on stdout too).
+locksmith --version prints the version.
+
+Examples:
+  locksmith run -n nightly-report -- ./report.sh    run unless another host is running it (else 75)
+  locksmith run deploy --wait 10m -- ./deploy.sh    wait up to 10 minutes for the previous deploy
+  locksmith status deploy --json                    who holds "deploy", for how long still
+  locksmith list 'jobs:*' --held                    every held lock whose name starts with jobs:
+  locksmith release deploy --force                  take "deploy" from a holder that is stuck
 
 ${EXIT_CODES_HELP}`;
 
@@ -37,12 +46,26 @@ function isParseError(error: unknown): boolean {
   return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
 }
 
+function commandNamed(name: string): (argv: readonly string[]) => Promise<number> {
+  const run = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (run) return run;
+  throw new CliError(
+    `unknown command "${name}" (commands: ${Object.keys(COMMANDS).join(', ')}; see locksmith --help)`,
+    EXIT.usage,
+  );
+}
+
+/** Whether the command was asked for JSON (before a \`--\`, after which the words are run's command's). */
+function wantsJson(argv: readonly string[]): boolean {
+  const split = argv.indexOf('--');
+  return (split === -1 ? argv : argv.slice(0, split)).includes('--json');
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     const topic = command === 'help' ? rest[0] : undefined;
-    const run = topic === undefined ? undefined : COMMANDS[topic];
-    if (run) return run(['--help']);
+    if (topic !== undefined) return commandNamed(topic)(['--help']);
     process.stdout.write(`${HELP}\n`);
     return command === undefined ? EXIT.usage : EXIT.ok;
   }
@@ -52,12 +75,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${pkg.version}\n`);
     return EXIT.ok;
   }
-  const run = COMMANDS[command];
-  if (!run)
-    throw new CliError(
-      `unknown command "${command}" (commands: ${Object.keys(COMMANDS).join(', ')}; see locksmith --help)`,
-      EXIT.usage,
-    );
+  const run = commandNamed(command);
   try {
     return await run(rest);
   } catch (error) {
@@ -82,6 +100,9 @@ export function describeFailure(error: unknown): { code: number; line: string } 
 const code = await main(process.argv.slice(2)).catch((error: unknown) => {
   const { code, line } = describeFailure(error);
   process.stderr.write(`locksmith: ${line}\n`);
+  // A script that asked for JSON reads stdout: the error is there too, as JSON.
+  if (wantsJson(process.argv.slice(2)))
+    process.stdout.write(`${JSON.stringify({ error: { message: line, exitCode: code } })}\n`);
   if (process.env.LOCKSMITH_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);
   return code;
 });

@@ -81,13 +81,20 @@ export function formatMs(ms: number | undefined): string {
 }
 
 const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+const MAX_DURATION_MS = 2 ** 31 - 1;
 
 /** A duration option: milliseconds, or a number with ms, s, m or h ("30s", "1.5m"). */
-export function parseDuration(option: string, value: string): number {
+export function parseDuration(option: string, value: string, shown = `--${option}`): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
-  if (!match) throw usageError(`--${option} expects milliseconds or a duration like 30s, got "${value}"`);
+  if (!match) {
+    const what = value.trim().startsWith('-')
+      ? 'a duration of zero or more'
+      : 'milliseconds or a duration like 30s';
+    throw usageError(`${shown} expects ${what}, got "${value}"`);
+  }
   const ms = Math.round(Number(match[1]) * (UNITS[match[2] ?? 'ms'] as number));
-  if (!Number.isSafeInteger(ms)) throw usageError(`--${option} is too large: "${value}"`);
+  // Node's timers (and the library's) take at most 2^31 - 1 ms; a longer one would fire at once.
+  if (ms > MAX_DURATION_MS) throw usageError(`${shown} is at most 596h (about 24 days), got "${value}"`);
   return ms;
 }
 

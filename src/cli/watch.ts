@@ -9,8 +9,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { CONNECTION_HELP, connectFrom, connectionOptions, prefixOf } from './common.js';
-import { holdersCell, readLocks, scanLockNames, table, timeLeftCell } from './inspect-commands.js';
+import { CONNECTION_HELP, connectFrom, connectionOptions, prefixOf, withNegativeValues } from './common.js';
+import { holdersCell, kindCell, readLocks, scanLockNames, table, timeLeftCell } from './inspect-commands.js';
 import type { LockView } from './locks.js';
 import { EXIT, EXIT_CODES_HELP, paintFor, parseCount, parseDuration, usageError } from './output.js';
 
@@ -61,17 +61,19 @@ export class AcquisitionRate {
   }
 }
 
+const watchOptions = {
+  ...connectionOptions,
+  json: { type: 'boolean' },
+  held: { type: 'boolean' },
+  interval: { type: 'string' },
+  count: { type: 'string' },
+} as const;
+
 export async function watchCommand(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: [...argv],
+    args: withNegativeValues(argv, watchOptions),
     allowPositionals: true,
-    options: {
-      ...connectionOptions,
-      json: { type: 'boolean' },
-      held: { type: 'boolean' },
-      interval: { type: 'string' },
-      count: { type: 'string' },
-    },
+    options: watchOptions,
   });
   if (values.help) {
     process.stdout.write(`${WATCH_HELP}\n`);
@@ -108,10 +110,10 @@ export async function watchCommand(argv: readonly string[]): Promise<number> {
         out.write(`${JSON.stringify({ at: new Date().toISOString(), locks })}\n`);
       } else {
         const held = views.filter((view) => view.locked).length;
-        const header = `${paint.bold('locksmith watch')} ${pattern}  ${connection.where}  ${new Date().toLocaleTimeString()}  ${views.length} locks, ${held} held, ${rate.perSecond(undefined, now).toFixed(1)} acq/s`;
+        const header = `${paint.bold('locksmith watch')} ${pattern}  ${connection.where}  ${new Date().toLocaleTimeString()}  ${views.length} ${views.length === 1 ? 'lock' : 'locks'}, ${held} held, ${rate.perSecond(undefined, now).toFixed(1)} acq/s`;
         const rows = views.map((view) => [
           view.name,
-          view.kind,
+          kindCell(view),
           view.locked ? paint.red(holdersCell(view)) : paint.green('free'),
           timeLeftCell(view),
           String(view.queueLength),

@@ -1,5 +1,6 @@
 /**
- * Renders the README's "Coming from…" table from rows.ts. The Locksmith code in each cell is the
+ * Renders the "Coming from…" tables from rows.ts: every row in docs/coming-from.md, the most used
+ * peers' first rows (node-redlock, redis-semaphore, Redisson) in the README. The Locksmith code in each cell is the
  * source text of that row's snippets, read with the TypeScript parser, so the table shows exactly
  * the code its check runs; nothing is copied by hand.
  */
@@ -12,6 +13,11 @@ import type { AnyRow } from './rows.js';
 const here = dirname(fileURLToPath(import.meta.url));
 export const rowsFile = join(here, 'rows.ts');
 export const readmeFile = join(here, '../../README.md');
+export const docsFile = join(here, '../../docs/coming-from.md');
+
+/** The README keeps the rows that open these libraries' groups (bold), and links to the rest. */
+const README_LIBRARIES = ['**node-redlock**', '**redis-semaphore**', '**Redisson**'];
+const inReadme = (row: AnyRow) => README_LIBRARIES.some((library) => row.youUsed.startsWith(library));
 
 export const TABLE_START =
   '<!-- Generated from test/coming-from/rows.ts, whose checks run each Locksmith snippet against a real Redis. Edit there, then run `node --import tsx test/coming-from/write-readme.ts`. -->';
@@ -68,13 +74,17 @@ function inlineCode(code: string): string {
 }
 
 /** The table, between its markers, from the rows and their snippets' source text. */
-export function renderTable(rows: readonly AnyRow[], sources: readonly SnippetSources[]): string {
+export function renderTable(
+  rows: readonly AnyRow[],
+  sources: readonly SnippetSources[],
+  keep: (row: AnyRow) => boolean = () => true,
+): string {
   if (rows.length !== sources.length) {
     throw new Error(
       `rows.ts exports ${rows.length} rows but ${sources.length} defineRow() calls were parsed`,
     );
   }
-  const lines = rows.map((row, i) => {
+  const lines = rows.flatMap((row, i) => {
     const source = sources[i] as SnippetSources;
     const names = Object.keys(row.snippets);
     if (names.join() !== [...source.keys()].join()) {
@@ -83,19 +93,24 @@ export function renderTable(rows: readonly AnyRow[], sources: readonly SnippetSo
       );
     }
     const code = Object.fromEntries(names.map((name) => [name, inlineCode(source.get(name) as string)]));
-    return `| ${row.youUsed} | ${row.inLocksmith(code)} |`;
+    return keep(row) ? [`| ${row.youUsed} | ${row.inLocksmith(code)} |`] : [];
   });
   return [TABLE_START, '', '| you used | in Locksmith |', '|---|---|', ...lines, '', TABLE_END].join('\n');
 }
 
-/** The README with its generated table replaced by `table`. */
-export function withTable(readme: string, table: string): string {
-  const start = readme.indexOf(TABLE_START);
-  const end = readme.indexOf(TABLE_END);
-  if (start < 0 || end < start) throw new Error('README.md lacks the generated-table markers');
-  return readme.slice(0, start) + table + readme.slice(end + TABLE_END.length);
+/** A page with its generated table replaced by `table`. */
+export function withTable(page: string, table: string): string {
+  const start = page.indexOf(TABLE_START);
+  const end = page.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error('the page lacks the generated-table markers');
+  return page.slice(0, start) + table + page.slice(end + TABLE_END.length);
 }
 
-export function currentTable(rows: readonly AnyRow[]): string {
-  return renderTable(rows, snippetSources(readFileSync(rowsFile, 'utf8')));
+/** Each page with a generated table, and the table it must hold. */
+export function currentTables(rows: readonly AnyRow[]): { file: string; table: string }[] {
+  const sources = snippetSources(readFileSync(rowsFile, 'utf8'));
+  return [
+    { file: readmeFile, table: renderTable(rows, sources, inReadme) },
+    { file: docsFile, table: renderTable(rows, sources) },
+  ];
 }

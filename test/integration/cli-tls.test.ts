@@ -1,7 +1,8 @@
 /**
  * The `locksmith` command over TLS: a real redis-server with a TLS port and a certificate signed by
  * a CA made here with openssl. With the CA given (`--tls-ca`) and `rediss://`, the command runs and
- * reads the lock; without the CA, the server's certificate is refused in one line, non-zero.
+ * reads the lock; without the CA, the server's certificate is refused in one line, non-zero; at the
+ * server's plain port, the message says the server may not speak TLS.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -124,5 +125,14 @@ describe('locksmith over TLS (rediss://, --tls-ca)', () => {
     assert.equal(await status.exited, EXIT_UNAVAILABLE, status.stderr);
     assert.match(status.stderr, /^locksmith: [^\n]+\n$/);
     assert.match(status.stderr, /certificate/i);
+  });
+
+  test('rediss:// at a plain port: exit 69, with a hint that the server may not speak TLS', async () => {
+    // The same server's plain port (server.url): a TLS greeting there gets no reply.
+    const plain = server.url.replace('redis://', 'rediss://');
+    const status = cli(['status', 'tls-job', '--redis', plain, '--tls-ca', ca, '--timeout', '1s']);
+    assert.equal(await status.exited, EXIT_UNAVAILABLE, status.stderr);
+    assert.match(status.stderr, /^locksmith: [^\n]+\n$/);
+    assert.match(status.stderr, /if the server at that port does not speak TLS, use redis:\/\//);
   });
 });

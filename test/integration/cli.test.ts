@@ -160,7 +160,10 @@ describe('locksmith (the command)', () => {
     assert.equal(readFileSync(join(dir, 'term'), 'utf8'), 'stopped\n');
     assert.match(
       run.stderr,
-      new RegExp(`^locksmith: lost the lock "${lock}" .*stopping the command with SIGTERM$`, 'm'),
+      new RegExp(
+        `^locksmith: lost the lock "${lock}" .*stopping the command's process group with SIGTERM$`,
+        'm',
+      ),
     );
   });
 
@@ -192,7 +195,7 @@ describe('locksmith (the command)', () => {
       server.resume();
     }
     assert.equal(readFileSync(join(dir, 'int'), 'utf8'), 'INT\n');
-    assert.match(run.stderr, /stopping the command with SIGINT/);
+    assert.match(run.stderr, /stopping the command's process group with SIGINT/);
     assert.match(run.stderr, /did not exit within 300 ms; SIGKILL/);
   });
 
@@ -425,16 +428,77 @@ describe('locksmith (the command)', () => {
     assert.equal(ownerTokenOf(await redis.get(`locksmith:{${lock}}`)), '');
   });
 
-  describe('mistakes: one line on stderr, a non-zero exit, within a few seconds', () => {
-    /** Runs, and checks the one-line error and the exit code. */
+  test("flock's short options: -n with -E, -w in seconds, -c through the shell, --verbose", async () => {
+    const dir = workDir();
+    const lock = name();
+    const holder = cli(['run', lock, '-c', HOLD], env(dir));
+    await fileAppears(join(dir, 'ready'), holder);
+    const busy = cli(['run', lock, '-n', '-E', '3', '--', 'true'], env(dir));
+    assert.equal(await busy.exited, 3, busy.stderr);
+    assert.match(busy.stderr, /is busy \(held by /);
+    const waited = cli(['run', lock, '-w', '0.3', '--', 'true'], env(dir));
+    assert.equal(await waited.exited, EXIT.busy, waited.stderr);
+    assert.match(waited.stderr, /is busy .*after waiting 300 ms/);
+    // --verbose says whom it waits for; the holder is let go once that was said.
+    const verbose = cli(['run', lock, '--verbose', '-c', 'exit 5'], env(dir));
+    await until(() => verbose.stderr.includes('waiting for'), 'the verbose run says it waits');
+    assert.match(
+      verbose.stderr,
+      new RegExp(`^locksmith: waiting for "${lock}" \\(held by ${escapeRegExp(hostname())}:\\d+\\)…$`, 'm'),
+    );
+    writeFileSync(join(dir, 'stop'), '');
+    assert.equal(await holder.exited, 0);
+    assert.equal(await verbose.exited, 5, verbose.stderr);
+    assert.match(
+      verbose.stderr,
+      new RegExp(`^locksmith: acquired "${lock}" in [\\d.]+ m?s \\(fencing token \\d+\\)$`, 'm'),
+    );
+  });
+
+  test('-s: readers of a ReadWriteLock run together; -x (the writer) is busy meanwhile', async () => {
+    const [a, b] = [workDir(), workDir()];
+    const lock = name();
+    const first = cli(['run', lock, '-s', '-c', HOLD], env(a));
+    const second = cli(['run', lock, '--shared', '-c', HOLD], env(b));
+    await fileAppears(join(a, 'ready'), first);
+    await fileAppears(join(b, 'ready'), second);
+    assert.equal(await cli(['run', lock, '-x', '-n', '--', 'true'], env(a)).exited, EXIT.busy);
+    assert.equal(
+      await cli(['run', lock, '--kind', 'read-write', '-n', '--', 'true'], env(a)).exited,
+      EXIT.busy,
+    );
+    writeFileSync(join(a, 'stop'), '');
+    writeFileSync(join(b, 'stop'), '');
+    assert.deepEqual(await Promise.all([first.exited, second.exited]), [0, 0]);
+    const writer = cli(['run', lock, '-x', '-n', '--', 'true'], env(a));
+    assert.equal(await writer.exited, 0, writer.stderr);
+  });
+
+  test('watch and list: a free lock\'s kind is "-", not "free"; "1 lock"', async () => {
+    const tag = name();
+    const client = new Redis(server.url);
+    try {
+      await (await new FairMutex(client, `${tag}:free`).acquire()).release();
+      const watch = cli(['watch', `${tag}:*`, '--count', '1'], { REDIS_URL: server.url });
+      assert.equal(await watch.exited, 0, watch.stderr);
+      assert.match(watch.stdout, / 1 lock, 0 held, /);
+      assert.match(watch.stdout, new RegExp(`^${tag}:free +- +free `, 'm'));
+      const list = cli(['list', `${tag}:*`], { REDIS_URL: server.url });
+      assert.equal(await list.exited, 0, list.stderr);
+      assert.match(list.stdout, new RegExp(`^${tag}:free +- +free `, 'm'));
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  describe('mistakes: one line on stderr, a non-zero exit', () => {
+    /**
+     * Runs, and checks the one-line error and the exit code. No wall-clock bound here: starting
+     * Node takes seconds on a loaded machine; the fixture's exit bound catches a command that hangs.
+     */
     async function fails(args: string[], code: number, message: RegExp, env: Record<string, string> = {}) {
-      const startedAt = performance.now();
       const run = cli(args, { REDIS_URL: server.url, ...env });
       assert.equal(await run.exited, code, run.stderr);
-      assert.ok(
-        performance.now() - startedAt < 15_000,
-        'failed within a few seconds (15 s on a busy machine)',
-      );
       assert.match(run.stderr, /^locksmith: [^\n]+\n$/, `one line: ${JSON.stringify(run.stderr)}`);
       assert.match(run.stderr, message);
       assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
@@ -485,6 +549,83 @@ describe('locksmith (the command)', () => {
       await fails(['run', 'x', '--ttl', 'soon', '--', 'true'], EXIT.usage, /--ttl expects milliseconds/);
       await fails(['frobnicate'], EXIT.usage, /unknown command "frobnicate"/);
       await fails(['run', 'x', '--', 'no-such-command-here'], 127, /command not found: no-such-command-here/);
+    });
+
+    test("usage errors in the command's words, exit 64, before anything is sent to Redis", async () => {
+      // Nothing listens at this URL: a command that tried to connect would exit 69, not 64.
+      const nowhere = { REDIS_URL: `redis://127.0.0.1:${await freePort()}` };
+      const usage = (args: string[], message: RegExp) => fails(args, EXIT.usage, message, nowhere);
+      await usage(
+        ['run', 'x', '--ttl', '-5', '--', 'true'],
+        /--ttl expects a duration of zero or more, got "-5"/,
+      );
+      await usage(
+        ['run', 'x', '--wait', '-1', '--', 'true'],
+        /--wait expects a duration of zero or more, got "-1"/,
+      );
+      await usage(['run', 'x', '-w', '-1', '--', 'true'], /-w expects a duration of zero or more, got "-1"/);
+      await usage(
+        ['run', 'x', '--ttl', '5', '--', 'true'],
+        /--ttl must be at least 100 ms, got "5" \(a bare number is milliseconds: 5s\?\)$/m,
+      );
+      await usage(['run', '}x', '--', 'true'], /a lock name cannot start with "}", got "}x"/);
+      await usage(['status', '}x'], /a lock name cannot start with "}"/);
+      await usage(
+        ['run', 'x', '--ttl', '1000h', '--', 'true'],
+        /--ttl is at most 596h \(about 24 days\), got "1000h"/,
+      );
+      await usage(['status', 'x', '--timeout', '0'], /--timeout must be at least 1 ms, got "0"/);
+      await usage(['watch', '--interval', '-5'], /--interval expects a duration of zero or more, got "-5"/);
+      await usage(
+        ['run', 'x', '-E', '300', '--', 'true'],
+        /-E \(--conflict-exit-code\) expects an exit code from 0 to 255, got "300"/,
+      );
+      await usage(
+        ['run', 'x', '-c', 'true', '--', 'true'],
+        /either with -c "<shell command>" or after --, not both/,
+      );
+      await usage(
+        ['run', 'x', '-s', '--kind', 'fair', '--', 'true'],
+        /-s and -x are the two sides of --kind read-write, not of --kind fair/,
+      );
+      await usage(['run', 'x', '-s', '-x', '--', 'true'], /exclude each other/);
+      await usage(
+        ['run', 'x', '--quiet', '--verbose', '--', 'true'],
+        /--quiet and --verbose exclude each other/,
+      );
+      await usage(['help', 'nosuch'], /unknown command "nosuch"/);
+      const run = cli(['run', 'x', '--ttl', '5', '--', 'true'], nowhere);
+      await run.exited;
+      for (const text of ['argument is ambiguous', 'ttlMs', 'driftFactor', 'hash tag'])
+        assert.ok(!run.stderr.includes(text), `the library's words ("${text}") in ${run.stderr}`);
+    });
+
+    test('--json: an error is also one JSON object on stdout, with the exit code', async () => {
+      const lock = name();
+      const run = cli(['status', lock, '--json'], { REDIS_URL: server.url });
+      assert.equal(await run.exited, EXIT.notALock);
+      const { error } = JSON.parse(run.stdout);
+      assert.equal(error.exitCode, EXIT.notALock);
+      assert.match(error.message, new RegExp(`^no lock named "${lock}"`));
+      const usage = cli(['release', 'x', '--json'], { REDIS_URL: server.url });
+      assert.equal(await usage.exited, EXIT.usage);
+      assert.equal(JSON.parse(usage.stdout).error.exitCode, EXIT.usage);
+    });
+
+    test("--help lists --version, --json for release too, and examples; help <command> is that command's", async () => {
+      const top = cli(['--help']);
+      assert.equal(await top.exited, 0);
+      assert.match(top.stdout, /--version/);
+      assert.match(top.stdout, /status, list, release and watch take --json/);
+      assert.match(top.stdout, /^Examples:\n {2}locksmith run /m);
+      const run = cli(['help', 'run']);
+      assert.equal(await run.exited, 0);
+      assert.match(run.stdout, /^Usage: locksmith run/);
+      assert.match(run.stdout, /-n, --no-wait/);
+      assert.match(run.stdout, /-s, --shared/);
+      const release = cli(['release', '--help']);
+      assert.equal(await release.exited, 0);
+      assert.match(release.stdout, /runs on beside the next one/);
     });
 
     test('--help for every command lists the exit codes', async () => {

@@ -176,7 +176,16 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
   test('a local waiter times out, or leaves on its signal, and the run goes on without it', async () => {
     const lock = new Mutex(redis.a.client, name(), untimed);
     const held = await lock.acquire();
-    await assert.rejects(lock.acquire({ timeoutMs: 50 }), LockTimeoutError);
+    // It never asked Redis: the message says whom it waited behind, not "(0 attempts)".
+    await assert.rejects(lock.acquire({ timeoutMs: 50 }), (error: unknown) => {
+      assert.ok(error instanceof LockTimeoutError);
+      assert.equal(error.attempts, 0);
+      assert.equal(
+        error.message,
+        `Timed out after 50 ms waiting for lock "${lock.name}" behind a holder in this process (queued in its local batch, so no attempt reached Redis)`,
+      );
+      return true;
+    });
     const controller = new AbortController();
     const aborted = lock.acquire({ signal: controller.signal });
     const next = lock.acquire();
