@@ -45,7 +45,9 @@ export class WorkerHandle {
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     });
     const handle = new WorkerHandle(index, child);
-    await handle.expect('ready', 30_000);
+    // A safety net for a worker that never starts: its start-up with --import tsx alone has taken
+    // over 30 s on a 2-core machine shared with other jobs.
+    await handle.expect('ready', 180_000);
     return handle;
   }
 
