@@ -130,10 +130,13 @@ describe(`Mutex: barging until the oldest waiter has waited handOffAfterMs (${ki
       let releaserKept = 0;
       for (let round = 0; round < rounds; round += 1) {
         const waiting = awaitedLater(other.acquire({ timeoutMs: 20_000 }));
-        await until(
-          async () => Number(await a.command('LLEN', holder.keys.queue)) === 1,
-          'the waiter queues',
-        );
+        // Queued and listening: a Mutex skips as gone a waiter that a hand-off reached on no
+        // subscriber, and a waiter queues before it subscribes (under load this was seen apart).
+        const channel = (other as unknown as { grantedChannel: string }).grantedChannel;
+        await until(async () => {
+          const [, listeners] = (await a.command('PUBSUB', 'NUMSUB', channel)) as [string, number];
+          return Number(await a.command('LLEN', holder.keys.queue)) === 1 && Number(listeners) > 0;
+        }, 'the waiter queues and listens');
         await lease.release();
         // The releaser asks again at once.
         const again = awaitedLater(holder.acquire({ timeoutMs: 20_000 }));
