@@ -6,10 +6,19 @@
  * Windows has no process groups: there the command alone is signalled.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, readdirSync, readFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const GROUPS = process.platform !== 'win32';
+
+/**
+ * The job's first process waits for locksmith's word on fd 3 before it becomes the command: started
+ * before its guard knows its group, it could otherwise run unguarded if locksmith died in between
+ * (seen under load: the command was ready and locksmith SIGKILLed before it had told its guard).
+ * End of file instead of the word (locksmith gone): the command never runs.
+ */
+const GATE = 'IFS= read -r go <&3 || exit 0; exec 3<&-; exec "$@"';
 /** How long processes may take to vanish after SIGKILL before they are reported as not stopped. */
 const KILL_WAIT_MS = 5_000;
 
@@ -34,7 +43,23 @@ export class Job {
 
   static start(command: readonly string[], env: NodeJS.ProcessEnv): Job {
     const [file, ...args] = command as [string, ...string[]];
-    return new Job(spawn(file, args, { stdio: 'inherit', env, detached: GROUPS }));
+    if (!GROUPS) return new Job(spawn(file, args, { stdio: 'inherit', env }));
+    // Behind the gate, a command that is not there would be the shell's exit 127: say it as spawn does.
+    if (!executable(file, env.PATH)) return new Job(missing(file));
+    const gated = spawn('/bin/sh', ['-c', GATE, 'locksmith-job', file, ...args], {
+      stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
+      env,
+      detached: true,
+    });
+    return new Job(gated);
+  }
+
+  /** Lets the command run (its guard knows its group now). */
+  go(): void {
+    const gate = this.child.stdio[3] as NodeJS.WritableStream | null | undefined;
+    if (!gate) return;
+    (gate as unknown as { on(event: 'error', listener: () => void): void }).on('error', () => {});
+    gate.end('go\n');
   }
 
   /** The process group's id (the command's PID), undefined when it did not start. */
@@ -118,4 +143,26 @@ function runningInGroup(group: number): number[] {
     if (Number(pgrp) === group && state !== 'Z') pids.push(Number(entry));
   }
   return pids;
+}
+
+/** Whether `file` names an executable file, by itself (with a `/`) or on `path`, as exec would find it. */
+function executable(file: string, path: string | undefined): boolean {
+  const candidates = file.includes('/')
+    ? [file]
+    : (path ?? '').split(delimiter).map((dir) => join(dir || '.', file));
+  return candidates.some((candidate) => {
+    try {
+      accessSync(candidate, fsConstants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** A child that never started because `file` is not there: it reports ENOENT as spawn would. */
+function missing(file: string): ChildProcess {
+  const child = spawn(file, [], { stdio: 'ignore' });
+  child.on('error', () => {});
+  return child;
 }

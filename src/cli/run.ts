@@ -107,6 +107,7 @@ async function supervise(lease: Lease, plan: RunPlan, say: (line: string) => voi
     LOCKSMITH_VALIDITY_MS: String(Math.floor(lease.remainingMs)),
   });
   if (job.group !== undefined) guard.watch(job.group);
+  job.go();
   const forward = (signal: NodeJS.Signals) => job.signal(signal);
   for (const signal of FORWARDED) process.on(signal, forward);
   const sayKill = () => say(`the command's processes did not exit within ${formatMs(plan.graceMs)}; SIGKILL`);
