@@ -346,7 +346,8 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
 
   /**
    * Its batch's name among its first client's: the lock and every node's client, since a lock over
-   * other nodes is another lock (and a Mutex of the same name has its own).
+   * other nodes is another lock (and a Mutex of the same name has its own), and its release policy,
+   * since a batch releases through the lock object that made it.
    */
   private get batchKey(): string {
     const nodes = this.nodes.contexts.map((node) => node.clientId).join(' ');
