@@ -68,3 +68,27 @@ export interface LockBackend {
   /** Why the client has no connection right now, when it knows (it is reconnecting). */
   disconnected(): string | undefined;
 }
+
+/**
+ * One lock's way to a grant in Redis, the same for every call: the waiting loop over the kind's
+ * attempts, confirmed by replicas when the lock asks for that (`ReplicaConfirmation.path`).
+ */
+export interface GrantPath {
+  /** Waits for the lock (`acquire()`): the grant, or the rejection that ends the call. */
+  wait(plan: Plan): Promise<Won>;
+  /** One attempt (`tryAcquire()`): the grant, or undefined when the lock is not free for this call. */
+  once(plan: Plan): Promise<Won | undefined>;
+}
+
+/**
+ * Where one call's lease comes from: a grant from Redis made into a lease, or a turn in its
+ * process's batch. The lock shell picks one per call; the lease kind is the shell's (`Lease`).
+ */
+export interface LeaseSource<L> {
+  acquire(plan: Plan): Promise<L>;
+  /** One attempt: the lease, or undefined when the lock is not free for this call. */
+  tryOnce(plan: Plan): Promise<L | undefined>;
+}
+
+/** Makes the lease of `plan`'s call from its grant, over `backend` (`Lease.grant`). */
+export type LeaseMaker<L> = (plan: Plan, won: Won, backend: LockBackend) => L;

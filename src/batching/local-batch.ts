@@ -1,10 +1,9 @@
+import { boundedCall } from '../bounded-call.js';
 import { type Clock, elapsedSince, type Instant, instantOf } from '../clock.js';
-import { settleBefore } from '../deadline.js';
-import { LockTimeoutError } from '../errors.js';
+import { type LockLostReason, LockTimeoutError } from '../errors.js';
 import { emitLockEvent } from '../events.js';
-import { reportGiveBack } from '../lease/give-back.js';
-import { Lease } from '../lease/lease.js';
-import type { LockBackend, Plan, QueueArrival, Won } from '../plan.js';
+import { reportGiveBack } from '../give-back.js';
+import type { GrantPath, LeaseMaker, LeaseSource, LockBackend, Plan, QueueArrival, Won } from '../plan.js';
 import { driftMs } from '../timing.js';
 
 /** What a lock kind that batches gives its process's batch: its backend, and fencing tokens to reserve. */
@@ -22,11 +21,24 @@ export interface BatchBounds {
   readonly ms: number;
 }
 
+/**
+ * What the batch needs of a local holder's lease (a `Lease`, made by the call's `LeaseMaker`): to
+ * know whether it still holds, hear when it is lost, and end or shorten it from outside.
+ */
+export interface LocalHolder {
+  readonly isHeld: boolean;
+  onLoss(listener: () => void): void;
+  revoke(reason: LockLostReason): void;
+  limitValidity(since: Instant, ttlMs: number): void;
+}
+
 /** A caller of this process queued behind the process's own holder. */
 interface LocalWaiter {
   readonly plan: Plan;
+  /** How its lease is made from a turn. */
+  readonly makeLease: LeaseMaker<LocalHolder>;
   /** Its turn: a lease handed on inside the process, or `undefined`: ask Redis (its slot is kept). */
-  readonly resolve: (lease: Lease | undefined) => void;
+  readonly resolve: (lease: LocalHolder | undefined) => void;
   readonly reject: (error: unknown) => void;
   /** Stops its timeout timer and abort listener. */
   readonly settle: () => void;
@@ -83,7 +95,7 @@ class Run {
  */
 class Turn implements LockBackend {
   done = false;
-  lease: Lease | undefined;
+  lease: LocalHolder | undefined;
   /** Its loss ends the run (watched once someone waits behind it). */
   watched = false;
   /** It ended the run with a release in Redis: a re-sent release (after a failure) goes there too. */
@@ -134,8 +146,13 @@ class Turn implements LockBackend {
 /** The batches of one scope (a client), by lock key; a batch is dropped when idle. */
 const batches = new WeakMap<object, Map<string, LocalBatch>>();
 
-/** The batch of `key` among `scope`'s, made with `backend` when there is none. */
-export function localBatchFor(scope: object, key: string, backend: BatchBackend): LocalBatch {
+/** The batch of `key` among `scope`'s, made with `backend` and `path` when there is none. */
+export function localBatchFor(
+  scope: object,
+  key: string,
+  backend: BatchBackend,
+  path: GrantPath,
+): LocalBatch {
   let byKey = batches.get(scope);
   if (!byKey) {
     byKey = new Map();
@@ -144,7 +161,7 @@ export function localBatchFor(scope: object, key: string, backend: BatchBackend)
   let batch = byKey.get(key);
   if (!batch) {
     const scoped = byKey;
-    const made: LocalBatch = new LocalBatch(backend, () => {
+    const made: LocalBatch = new LocalBatch(backend, path, () => {
       if (scoped.get(key) === made) scoped.delete(key);
     });
     batch = made;
@@ -184,8 +201,21 @@ export class LocalBatch {
 
   constructor(
     private readonly backend: BatchBackend,
+    /** How a caller of this process asks Redis (every lock object of one batch asks alike). */
+    private readonly path: GrantPath,
     private readonly onIdle: () => void,
   ) {}
+
+  /** This batch as the lease source of calls bounded by `bounds`, whose leases `makeLease` makes. */
+  leases<H extends LocalHolder>(bounds: BatchBounds, makeLease: LeaseMaker<H>): LeaseSource<H> {
+    return {
+      acquire: (plan) => this.acquire(plan, bounds, makeLease),
+      tryOnce: async (plan) => {
+        const won = await this.path.once(plan);
+        return won && this.hold(plan, won, bounds, makeLease);
+      },
+    };
+  }
 
   /** Whether a caller of this process holds the lock (a try from this process would not get it). */
   get heldHere(): boolean {
@@ -250,22 +280,23 @@ export class LocalBatch {
 
   /**
    * The lease of `plan`'s call: passed on inside the process when one of its callers holds the
-   * lock or asks Redis for it, else from Redis by `viaRedis`.
+   * lock or asks Redis for it, else from Redis.
    */
-  async acquire<P extends Plan>(
-    plan: P,
+  private async acquire<H extends LocalHolder>(
+    plan: Plan,
     bounds: BatchBounds,
-    viaRedis: (plan: P) => Promise<Won>,
-  ): Promise<Lease> {
+    makeLease: LeaseMaker<H>,
+  ): Promise<H> {
     if (this.liveRun() || this.askingRedis > 0) {
-      const lease = await this.queue(plan);
+      // Its own maker made it: a waiter's lease is made with the waiter's `makeLease`.
+      const lease = (await this.queue(plan, makeLease)) as H | undefined;
       if (lease) return lease;
     } else {
       this.askingRedis += 1;
     }
     let won: Won;
     try {
-      won = await viaRedis({ ...plan, queueArrival: this.arrival });
+      won = await this.path.wait({ ...plan, queueArrival: this.arrival });
     } catch (error) {
       this.askingRedis -= 1;
       this.next();
@@ -273,11 +304,16 @@ export class LocalBatch {
     }
     this.askingRedis -= 1;
     this.arrival = { ms: 0 };
-    return this.hold(plan, won, bounds);
+    return this.hold(plan, won, bounds, makeLease);
   }
 
   /** The lease of a grant from Redis (an acquire's, a try's): the first hold of a new run. */
-  hold(plan: Plan, won: Won, bounds: BatchBounds): Lease {
+  private hold<H extends LocalHolder>(
+    plan: Plan,
+    won: Won,
+    bounds: BatchBounds,
+    makeLease: LeaseMaker<H>,
+  ): H {
     const { grant } = won;
     const { clock, driftFactor, ttlMs } = plan.options;
     const anchor = { mono: grant.sentAt, wall: grant.sentAtWall, ttlMs };
@@ -285,7 +321,7 @@ export class LocalBatch {
     // grant proves it, so it ends now.
     const run = new Run(plan.name, plan.token, bounds, clock, driftFactor, anchor);
     this.run = run;
-    return this.grantTurn(run, plan, won);
+    return this.grantTurn(run, plan, won, makeLease);
   }
 
   /**
@@ -301,10 +337,10 @@ export class LocalBatch {
     return released;
   }
 
-  private grantTurn(run: Run, plan: Plan, won: Won): Lease {
+  private grantTurn<H extends LocalHolder>(run: Run, plan: Plan, won: Won, makeLease: LeaseMaker<H>): H {
     const turn = new Turn(this, run, this.backend);
     run.turn = turn;
-    const lease = Lease.grant(plan, won, turn);
+    const lease = makeLease(plan, won, turn);
     turn.lease = lease;
     // Once there are local waiters, a lost lease must end the run even if its holder never calls
     // release(): they would wait for it until their own timeout.
@@ -364,7 +400,12 @@ export class LocalBatch {
     const { plan } = waiter;
     const { anchor } = run;
     const grant = { fencingToken, sentAt: anchor.mono, sentAtWall: anchor.wall, ttlMs: anchor.ttlMs };
-    const lease = this.grantTurn(run, { ...plan, token: run.token }, { grant, attempts: 0 });
+    const lease = this.grantTurn(
+      run,
+      { ...plan, token: run.token },
+      { grant, attempts: 0 },
+      waiter.makeLease,
+    );
     waiter.resolve(lease);
   }
 
@@ -377,14 +418,18 @@ export class LocalBatch {
     const { ttlMs, replyTimeoutMs } = waiter.plan.options;
     const count = run.bounds.holds - run.holds + 1;
     const sent = instantOf(run.clock);
-    const reply = await settleBefore(
+    // A reply later than a TTL could not renew anything: unanswered by then, the run ends.
+    const bound = {
+      name: run.name,
+      clock: run.clock,
+      replyTimeoutMs: Math.min(ttlMs, replyTimeoutMs),
+      disconnected: () => this.backend.disconnected(),
+    };
+    const lastFence = await boundedCall(
+      bound,
+      'the reservation',
       this.backend.reserveFences(run.token, ttlMs, count),
-      run.clock.now() + Math.min(ttlMs, replyTimeoutMs),
-      undefined,
-      run.clock,
-      () => {},
-    );
-    const lastFence = reply.kind === 'value' ? reply.value : 0;
+    ).catch(() => 0);
     if (this.run === run && lastFence <= 0) {
       run.lost = true;
       this.run = undefined;
@@ -416,11 +461,11 @@ export class LocalBatch {
   }
 
   /** Queues `plan`'s call here until its turn, its deadline or its signal. */
-  private queue(plan: Plan): Promise<Lease | undefined> {
+  private queue(plan: Plan, makeLease: LeaseMaker<LocalHolder>): Promise<LocalHolder | undefined> {
     const { signal, clock } = plan.options;
     signal?.throwIfAborted();
     emitLockEvent({ type: 'contended', lockName: plan.name });
-    const queued = new Promise<Lease | undefined>((resolve, reject) => {
+    const queued = new Promise<LocalHolder | undefined>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const leave = (error: unknown) => {
         const at = this.waiters.indexOf(waiter);
@@ -432,6 +477,7 @@ export class LocalBatch {
       const onAbort = () => leave(signal?.reason);
       const waiter: LocalWaiter = {
         plan,
+        makeLease,
         resolve,
         reject,
         settle: () => {

@@ -2,11 +2,11 @@ import { boundedCall, type CallBound } from '../bounded-call.js';
 import { type Clock, elapsedSince, type Instant, instantOf } from '../clock.js';
 import { LockLostError, type LockLostReason, NotHeldError } from '../errors.js';
 import { emitLockEvent, lockEventsObserved } from '../events.js';
+import { reportGiveBack, sendGiveBack } from '../give-back.js';
 import { inspectCustom } from '../inspect.js';
-import type { LockBackend, Plan, Won } from '../plan.js';
+import type { GrantPath, LeaseSource, LockBackend, Plan, Won } from '../plan.js';
 import { driftMs, validUntil } from '../timing.js';
 import { checkTtlMs } from '../validation.js';
-import { reportGiveBack, sendGiveBack } from './give-back.js';
 import { Watchdog } from './watchdog.js';
 
 /** A give-back that failed on an error that may pass is sent again on this schedule. */
@@ -67,6 +67,17 @@ export class Lease implements AsyncDisposable {
    */
   static grant(plan: Plan, won: Won, backend: LockBackend): Lease {
     return new Lease(plan, won, backend);
+  }
+
+  /** @internal The leases of the grants `path` wins, over `backend`: a call deals with Redis alone. */
+  static from(path: GrantPath, backend: LockBackend): LeaseSource<Lease> {
+    return {
+      acquire: async (plan) => new Lease(plan, await path.wait(plan), backend),
+      tryOnce: async (plan) => {
+        const won = await path.once(plan);
+        return won && new Lease(plan, won, backend);
+      },
+    };
   }
 
   private constructor(plan: Plan, won: Won, backend: LockBackend) {

@@ -13,12 +13,12 @@ import {
   resolveAcquireOptions,
   type TryAcquireOptions,
 } from '../options.js';
-import type { LockBackend, Plan, Won } from '../plan.js';
+import type { GrantPath, LeaseSource, LockBackend, Plan } from '../plan.js';
 import type { LockState } from '../protocol/lock-state.js';
 import { newToken } from '../token.js';
 import { checkFunction, checkToken, checkTtlMs } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
-import { acquireWithWaiting, attemptOnce } from '../waiting/loop.js';
+import { waitingPath } from '../waiting/loop.js';
 import { ReplicaConfirmation } from './replica-confirmation.js';
 
 /** The work `using()` runs while holding the lock. */
@@ -45,9 +45,9 @@ export abstract class LockShell<
   State extends LockState,
   Call extends AcquireOptions = AcquireOptions,
 > {
-  /** @internal What the acquire calls and leases of this lock call back into. */
+  /** @internal The kind's hooks as a backend, for the waiting loop, the leases and a batch. */
   protected readonly backend: LockBackend = {
-    extend: (token, ttlMs) => this.confirmation?.extend(token, ttlMs) ?? this.sendExtend(token, ttlMs),
+    extend: (token, ttlMs) => this.sendExtend(token, ttlMs),
     release: (token) => this.sendRelease(token),
     isHeldBy: (token) => this.holds(token),
     disconnected: () => this.disconnected(),
@@ -94,12 +94,13 @@ export abstract class LockShell<
 
   /**
    * @internal The process's batch of this lock's callers (see `LocalBatch`) that `plan`'s call joins,
-   * and for how long (holds, ms) it may pass the lock on; undefined (the default): the call
-   * deals with Redis alone.
+   * and for how long (holds, ms) it may pass the lock on; a batch it makes asks Redis by `path`.
+   * Undefined, or a kind without it: the call deals with Redis alone.
    */
-  protected localBatch(_plan: Plan<Options>): { batch: LocalBatch; bounds: BatchBounds } | undefined {
-    return undefined;
-  }
+  protected localBatch?(
+    plan: Plan<Options>,
+    path: GrantPath,
+  ): { batch: LocalBatch; bounds: BatchBounds } | undefined;
 
   /** @internal This lock's batch in this process, if there is one now (never makes one). */
   protected existingBatch(): LocalBatch | undefined {
@@ -115,24 +116,34 @@ export abstract class LockShell<
   }
 
   /**
-   * The `minReplicaAcks` layer over this lock's extension and grants (undefined: none asked for).
-   * Made on first use: the options are set after the fields.
+   * This lock's way to Redis, the same for every call: its backend, its path to a grant (the waiting
+   * loop over the kind's attempts) and the plain leases of that path, each wrapped by the replica
+   * confirmation when `minReplicaAcks` asks for it. Made on first use: the options are set after
+   * the fields.
    */
-  private get confirmation(): ReplicaConfirmation | undefined {
-    if (this.confirmationMade === undefined) {
+  private get route(): Route {
+    if (!this.routeMade) {
+      let backend = this.backend;
+      let path = waitingPath((plan) => this.planAttempts(plan as Plan<Options>), backend);
       const { minReplicaAcks, replicaAckTimeoutMs } = this.options;
-      const lock = {
-        bound: this.bound,
-        sendExtend: (token: string, ttlMs: number) => this.sendExtend(token, ttlMs),
-        sendRelease: (token: string) => this.sendRelease(token),
-        waitForReplicas: (count: number, timeoutMs: number) => this.waitForReplicas(count, timeoutMs),
-      };
-      this.confirmationMade =
-        minReplicaAcks > 0 ? new ReplicaConfirmation(lock, minReplicaAcks, replicaAckTimeoutMs) : null;
+      if (minReplicaAcks > 0) {
+        const replicas = { bound: this.bound, waitForReplicas: this.waitForReplicas.bind(this) };
+        const confirmation = new ReplicaConfirmation(backend, replicas, minReplicaAcks, replicaAckTimeoutMs);
+        backend = confirmation.backend();
+        path = confirmation.path(path);
+      }
+      this.routeMade = { backend, path, leases: Lease.from(path, backend) };
     }
-    return this.confirmationMade ?? undefined;
+    return this.routeMade;
   }
-  private confirmationMade: ReplicaConfirmation | null | undefined;
+  private routeMade: Route | undefined;
+
+  /** Where `plan`'s lease comes from: its process's batch, when the kind batches it, or Redis alone. */
+  private leases(plan: Plan<Options>): LeaseSource<Lease> {
+    const { path, leases } = this.route;
+    const batched = this.localBatch?.(plan, path);
+    return batched ? batched.batch.leases(batched.bounds, Lease.grant) : leases;
+  }
 
   /** @internal Whether `token` holds the lock in Redis now. */
   protected async holds(token: string): Promise<boolean> {
@@ -162,8 +173,9 @@ export abstract class LockShell<
   async acquire(options?: Call): Promise<Lease> {
     let plan = this.plan(options, 'wait');
     const startedAt = lockEventsObserved() ? plan.options.clock.now() : undefined;
+    const leases = this.leases(plan);
     for (;;) {
-      const lease = await this.leaseFor(plan);
+      const lease = await leases.acquire(plan);
       // Validity may run out between the grant and here (a reply that came late, a stalled
       // process): such a lease is given back, never handed out, and the call goes on with a new
       // token (a give-back still on its way must not meet this call's next grant).
@@ -174,18 +186,6 @@ export abstract class LockShell<
       await lease.release();
       plan = { ...plan, token: this.newCallToken(plan.options) };
     }
-  }
-
-  /** The lease of one acquire call: through its process's batch, or from Redis alone. */
-  private async leaseFor(plan: Plan<Options>): Promise<Lease> {
-    const batched = this.localBatch(plan);
-    const viaRedis = async (asking: Plan<Options>) => {
-      const won = await acquireWithWaiting(asking, this.planAttempts(asking), this.backend);
-      return this.confirmation ? this.confirmation.confirm(asking, won) : won;
-    };
-    return batched
-      ? batched.batch.acquire(plan, batched.bounds, viaRedis)
-      : Lease.grant(plan, await viaRedis(plan), this.backend);
   }
 
   /**
@@ -200,27 +200,8 @@ export abstract class LockShell<
     const startedAt = lockEventsObserved() ? plan.options.clock.now() : undefined;
     // Held by another caller of this process: known without asking Redis.
     if (this.existingBatch()?.heldHere) return null;
-    const grant = await attemptOnce(plan, this.planAttempts(plan), this.backend);
-    if (!grant) return null;
-    const { signal } = plan.options;
-    if (signal?.aborted) {
-      await this.sendRelease(plan.token).catch(() => {});
-      throw signal.reason;
-    }
-    let won: Won = { grant, attempts: 1 };
-    if (this.confirmation) {
-      try {
-        won = await this.confirmation.confirm(plan, won);
-      } catch (error) {
-        // Gone before it was confirmed: not free for this caller, as any other try that lost.
-        if (error instanceof LockLostError) return null;
-        throw error;
-      }
-    }
-    const batched = this.localBatch(plan);
-    const lease = batched
-      ? batched.batch.hold(plan, won, batched.bounds)
-      : Lease.grant(plan, won, this.backend);
+    const lease = await this.leases(plan).tryOnce(plan);
+    if (!lease) return null;
     if (!lease.isHeld) {
       // No validity left by now (see `acquire`): given back, and not free for this caller.
       await lease.release();
@@ -310,7 +291,7 @@ export abstract class LockShell<
     // extension bought (it may shorten the lease), nor go on after it found the token gone.
     const batch = this.existingBatch();
     const settled = batch?.extendedFromOutside(token, ttlMs);
-    const extended = await boundedCall(this.bound, 'extendToken()', this.backend.extend(token, ttlMs), {
+    const extended = await boundedCall(this.bound, 'extendToken()', this.route.backend.extend(token, ttlMs), {
       extraMs: minReplicaAcks > 0 ? replicaAckTimeoutMs : 0,
       goesOn: 'Redis may still apply it',
     });
@@ -327,4 +308,11 @@ export abstract class LockShell<
   inspect(): Promise<State> {
     return boundedCall(this.bound, 'inspect()', this.readState());
   }
+}
+
+/** A lock's way to Redis (see `LockShell.route`). */
+interface Route {
+  readonly backend: LockBackend;
+  readonly path: GrantPath;
+  readonly leases: LeaseSource<Lease>;
 }

@@ -13,7 +13,7 @@ import {
   localBatchFor,
 } from '../batching/local-batch.js';
 import { type Checks, defaultLockOptions, type LockOptions, lockChecks, resolveOptions } from '../options.js';
-import type { Plan } from '../plan.js';
+import type { GrantPath, Plan } from '../plan.js';
 import { handOffInspect } from '../protocol/hand-off.js';
 import type { LockState } from '../protocol/lock-state.js';
 import { checkMs } from '../validation.js';
@@ -88,9 +88,10 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
   /** @internal A waiting call joins its process's batch unless it counts its attempts. */
   protected override localBatch(
     plan: Plan<MutexOptions>,
+    path: GrantPath,
   ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
     const bounds = batchBounds(plan.options);
-    return bounds && { batch: localBatchFor(this.context, this.batchKey, this.batchBackend), bounds };
+    return bounds && { batch: localBatchFor(this.context, this.batchKey, this.batchBackend, path), bounds };
   }
 
   /** @internal */

@@ -12,7 +12,7 @@ import {
 } from '../batching/local-batch.js';
 import { QuorumError, UnsupportedClientError } from '../errors.js';
 import type { EffectiveOptions } from '../options.js';
-import type { Plan } from '../plan.js';
+import type { GrantPath, Plan } from '../plan.js';
 import type { Waiter } from '../primitives/hand-off-waiter.js';
 import { LockShell } from '../primitives/lock-shell.js';
 import type { ScriptCall } from '../protocol/call.js';
@@ -332,10 +332,11 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
    */
   protected override localBatch(
     plan: Plan<RedlockOptions>,
+    path: GrantPath,
   ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
     const bounds = batchBounds(plan.options);
     const scope = this.nodes.contexts[0];
-    return bounds && scope && { batch: localBatchFor(scope, this.batchKey, this.batchBackend), bounds };
+    return bounds && scope && { batch: localBatchFor(scope, this.batchKey, this.batchBackend, path), bounds };
   }
 
   /** @internal */

@@ -10,8 +10,8 @@ import {
   unavailableError,
 } from '../errors.js';
 import { emitLockEvent } from '../events.js';
-import { reportGiveBack, sendGiveBack } from '../lease/give-back.js';
-import type { Grant, LockBackend, Plan, Won } from '../plan.js';
+import { reportGiveBack, sendGiveBack } from '../give-back.js';
+import type { Grant, GrantPath, LockBackend, Plan, Won } from '../plan.js';
 import { nextWaitMs, timerDelayMs, validityLeftMs } from '../timing.js';
 import type { Attempts, Outcome } from './attempts.js';
 import type { Watch } from './wake.js';
@@ -27,6 +27,27 @@ const GIVE_BACK_RETRY = { firstMs: 5, maxMs: 50 } as const;
 
 /** Polling when pub/sub is unavailable: from 10 ms, doubling up to 250 ms, 50–100 % of each step. */
 const POLLING = { firstMs: 10, maxMs: 250, jitter: 'half' } as const;
+
+/**
+ * The path to a grant of a lock whose calls attempt as `attemptsOf` says, over `backend`: the
+ * waiting loop, or one attempt. A try whose signal aborted while its attempt was in flight gives the
+ * grant back and rejects with the signal's reason.
+ */
+export function waitingPath(attemptsOf: (plan: Plan) => Attempts, backend: LockBackend): GrantPath {
+  return {
+    wait: (plan) => acquireWithWaiting(plan, attemptsOf(plan), backend),
+    once: async (plan) => {
+      const grant = await attemptOnce(plan, attemptsOf(plan), backend);
+      if (!grant) return undefined;
+      const { signal } = plan.options;
+      if (signal?.aborted) {
+        await backend.release(plan.token).catch(() => {});
+        throw signal.reason;
+      }
+      return { grant, attempts: 1 };
+    },
+  };
+}
 
 /**
  * The waiting loop of every lock kind: it knows a plan, the kind's attempts and where the call is

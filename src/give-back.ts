@@ -1,7 +1,7 @@
-import { Backoff, type BackoffSchedule } from '../backoff.js';
-import type { Clock } from '../clock.js';
-import { LockError } from '../errors.js';
-import { emitLockEvent } from '../events.js';
+import { Backoff, type BackoffSchedule } from './backoff.js';
+import type { Clock } from './clock.js';
+import { LockError } from './errors.js';
+import { emitLockEvent } from './events.js';
 
 /**
  * Sends a give-back (a compare-and-delete of one token) until it is answered: again after a failure
