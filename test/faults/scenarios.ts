@@ -139,6 +139,7 @@ export const scenarios: readonly Scenario[] = [
         ctx.count('CLIENT KILL', await ctx.server.killClients());
       });
     },
+    minPhaseMs: 4_000, // ≥ 20 kills at one per 50-200 ms, and the kills themselves take time
     exercised: (ctx) => atLeast(ctx, 'CLIENT KILL', 20),
   },
   {
@@ -150,6 +151,7 @@ export const scenarios: readonly Scenario[] = [
         ctx.count('SCRIPT FLUSH');
       });
     },
+    minPhaseMs: 4_000, // ≥ 50 flushes at one per 10-40 ms, whose timers a busy machine stretches
     exercised: (ctx) => atLeast(ctx, 'SCRIPT FLUSH', 50),
   },
   {
@@ -309,6 +311,7 @@ export const scenarios: readonly Scenario[] = [
         await ctx.server.restart();
       });
     },
+    minPhaseMs: 4_000, // two kills at one per 0.9-1.4 s, each with its restart
     exercised: (ctx) => atLeast(ctx, 'kill -9', 2),
   },
   {

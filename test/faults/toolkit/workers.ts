@@ -45,7 +45,12 @@ export class WorkerHandle {
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     });
     const handle = new WorkerHandle(index, child);
-    await handle.expect('ready', 30_000);
+    // A safety net for a worker that never starts: its start-up with --import tsx alone has taken
+    // over 30 s on a 2-core machine shared with other jobs.
+    await handle.expect('ready', 180_000).catch(async (error: unknown) => {
+      await handle.kill();
+      throw error;
+    });
     return handle;
   }
 
@@ -153,5 +158,12 @@ export class WorkerHandle {
 }
 
 export async function spawnWorkers(count: number): Promise<WorkerHandle[]> {
-  return Promise.all(Array.from({ length: count }, (_, i) => WorkerHandle.spawn(i)));
+  const spawned = await Promise.allSettled(Array.from({ length: count }, (_, i) => WorkerHandle.spawn(i)));
+  const failed = spawned.find((result) => result.status === 'rejected');
+  if (!failed) return spawned.map((result) => (result as PromiseFulfilledResult<WorkerHandle>).value);
+  // The workers that did start would keep the runner alive after it reported the failure.
+  await Promise.all(
+    spawned.map((result) => (result.status === 'fulfilled' ? result.value.kill() : undefined)),
+  );
+  throw failed.reason;
 }
