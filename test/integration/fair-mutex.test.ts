@@ -167,6 +167,8 @@ for (const kind of clientKinds) {
         timeoutMs: 60_000,
       });
       children.push(child);
+      // Its start-up (seconds on a busy machine) is not part of the wait for it to queue.
+      await child.said('started');
       await until(async () => (await mutex.inspect()).queueLength === 1, 'the child is queued');
       child.process.kill('SIGKILL');
       await child.exited;
@@ -194,6 +196,8 @@ for (const kind of clientKinds) {
         timeoutMs: 60_000,
       });
       children.push(child);
+      // Its start-up (seconds on a busy machine) is not part of the wait for it to queue.
+      await child.said('started');
       await until(async () => (await mutex.inspect()).queueLength === 1, 'the child is queued');
       child.process.kill('SIGKILL');
       await child.exited;

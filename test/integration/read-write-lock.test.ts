@@ -67,6 +67,8 @@ for (const kind of clientKinds) {
         // Two readers hold at once before any writer exists (each first hold waits for the other),
         // so "readers share" does not rest on how a busy machine schedules six processes.
         for (let i = 0; i < 4; i += 1) children.push(spawn('read', `r${i}`, 2));
+        // Their start-up (seconds each on a busy machine) is not part of the wait for the meeting.
+        await Promise.all(children.map((child) => child.said('started')));
         await until(
           async () => Number(await redis.a.command('GET', `${name}:met`)) >= 2,
           'two readers hold at once',

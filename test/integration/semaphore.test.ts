@@ -343,6 +343,8 @@ for (const kind of clientKinds) {
         timeoutMs: 60_000,
       });
       children.push(child);
+      // Its start-up (seconds on a busy machine) is not part of the wait for it to queue.
+      await child.said('started');
       await queued(semaphore, 1);
       child.process.kill('SIGKILL');
       await child.exited;

@@ -423,7 +423,9 @@ export function lockContract(
     });
 
     test('using() still surfaces the work error when the lock was lost meanwhile', async () => {
-      const mutex = lock(redis.a, name(), { ttlMs: 100, autoExtend: false });
+      // A TTL a busy machine's acquire cannot outlast (at 100 ms, the lease had run out before the
+      // work began, and using() rightly refused to start it).
+      const mutex = lock(redis.a, name(), { ttlMs: 1_000, autoExtend: false });
       const boom = new Error('work failed');
       await assert.rejects(
         mutex.using(async (signal) => {

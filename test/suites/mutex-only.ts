@@ -70,7 +70,9 @@ export function mutexOnlySuite(kind: ClientKind): void {
     // expired) kept its queue entry, and a later release handed the lock to that finished call.
     test('a queued waiter that takes the lock when it finds it free leaves the queue', async () => {
       const { a, b } = redis;
-      const mutex = new Mutex(a.client, name(), { ttlMs: 400, autoExtend: false });
+      // Long enough for a busy machine to see the waiter queued before the lock expires (at 400 ms
+      // the waiter could take the free lock before anyone saw its queue entry).
+      const mutex = new Mutex(a.client, name(), { ttlMs: 2_000, autoExtend: false });
       await mutex.acquire();
       const waiting = awaitedLater(
         new Mutex(b.client, mutex.name, { ttlMs: 20_000 }).acquire({ timeoutMs: 15_000 }),
