@@ -227,14 +227,20 @@ describe('locksmith (the command)', () => {
     const token = envOf(dir).LOCKSMITH_TOKEN as string;
     // One waiter, queued behind the run.
     const waiterClient = new Redis(server.url);
-    const waiter = new FairMutex(waiterClient, lock).acquire({ timeoutMs: 30_000 });
+    // It waits past the test's last status (each status a process start: seconds under load; at
+    // 30 s it had timed out and left the queue before the last one).
+    const waiter = new FairMutex(waiterClient, lock).acquire({ timeoutMs: 300_000 });
     waiter.catch(() => {});
     try {
-      await until(async () => {
-        const status = cli(['status', lock, '--json'], env(dir));
-        await status.exited;
-        return JSON.parse(status.stdout).queueLength === 1;
-      }, 'the waiter is queued');
+      await until(
+        async () => {
+          const status = cli(['status', lock, '--json'], env(dir));
+          await status.exited;
+          return JSON.parse(status.stdout).queueLength === 1;
+        },
+        'the waiter is queued',
+        120_000,
+      );
       const json = cli(['status', lock, '--json'], env(dir));
       assert.equal(await json.exited, 0);
       const view = JSON.parse(json.stdout);
