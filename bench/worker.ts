@@ -47,8 +47,12 @@ const send = (message: ToParent) => process.send?.(message);
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
 const STUCK = Symbol('stuck');
-/** How long the next cell waits for this worker's abandoned (stuck) calls to end. */
-const ABANDONED_WAIT_MS = 60_000;
+/**
+ * How long the next cell waits for this worker's abandoned (stuck) calls to end: a full run 60 s, so
+ * their retries do not load the next cell's measurement; a smoke run (`--quick`) 3 s, since it
+ * measures nothing (some peers' stuck calls made the smoke run a minute longer per cell).
+ */
+const ABANDONED_WAIT_MS = Number(process.env.BENCH_ABANDONED_WAIT_MS ?? 60_000);
 /** Calls a stuck client gave up on: some peers keep retrying for minutes. */
 const abandoned: Promise<unknown>[] = [];
 
