@@ -30,14 +30,25 @@
 -- The lock goes to the caller only when it is free and no live waiter is ahead. When it is free and
 -- a live waiter is ahead (the holder expired without a release), it is handed to that waiter here.
 -- The logic is include/acquire-or-queue.lua (the ReentrantMutex's script runs it too).
+-- The uncontended acquire returns before the queue's code is defined (each EVALSHA runs the whole
+-- chunk, and defining the queue's functions costs about as much as taking a free lock): a free lock
+-- whose last release found the queue empty, or any free lock for a barging caller no earlier attempt
+-- queued, is the caller's, as acquire_or_queue would decide.
 -- #include server-time.lua
 -- #include next-fence.lua
 -- #include holder.lua
+-- #include take-free.lua
+local t, now = server_time()
+local holder, released = decode_holder(redis.call('get', KEYS[1]))
+if not holder and ARGV[5] ~= '1' then
+  local queue_expiry = released and released.queue_expiry or 1
+  if queue_expiry == 0 or ARGV[6] == '1' then
+    return take_free(KEYS[1], KEYS[2], 1, released, queue_expiry, ARGV[1], tonumber(ARGV[2]), ARGV[7] or '', t, now)
+  end
+end
 -- #include arrival-queue.lua
 -- #include notify.lua
 -- #include grant-waiter.lua
 -- #include acquire-or-queue.lua
-local t, now = server_time()
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
-local holder, released = decode_holder(redis.call('get', KEYS[1]))
 return acquire_or_queue(lock, holder, released, ARGV, ARGV[7] or '', t, now, tonumber(ARGV[8] or '0'))

@@ -29,13 +29,19 @@
 -- nobody queued behind costs a GET and a SET: no clock, no queue.
 -- The logic is include/release-or-leave.lua (the ReentrantMutex's script runs it too).
 -- Cost: O(1) plus the dead entries dropped for the holder; O(queue length) for a waiter leaving.
+-- A holder nobody queued behind is released before the queue's code is defined (see
+-- hand-off-acquire.lua), as release_or_leave would release it.
+-- #include holder.lua
+local holder, released = decode_holder(redis.call('get', KEYS[1]))
+if holder and holder.token == ARGV[1] and holder.queue_expiry == 0 then
+  free_holder(KEYS[1], KEYS[2], holder, 0)
+  return 1
+end
 -- #include server-time.lua
 -- #include next-fence.lua
--- #include holder.lua
 -- #include arrival-queue.lua
 -- #include notify.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4], tonumber(ARGV[3] or '0')), 1)
-local holder, released = decode_holder(redis.call('get', KEYS[1]))
 return release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')

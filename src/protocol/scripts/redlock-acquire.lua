@@ -40,6 +40,7 @@
 -- #include placed-line.lua
 -- #include notify.lua
 -- #include grant-waiter.lua
+-- #include take-free.lua
 -- #include acquire-or-queue.lua
 local t, now = server_time()
 local taken_at, tolerance = now - tonumber(ARGV[10]), tonumber(ARGV[11])

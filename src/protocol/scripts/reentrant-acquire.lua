@@ -26,6 +26,7 @@
 -- #include arrival-queue.lua
 -- #include notify.lua
 -- #include grant-waiter.lua
+-- #include take-free.lua
 -- #include acquire-or-queue.lua
 -- #include reentrant-holds.lua
 local t, now = server_time()

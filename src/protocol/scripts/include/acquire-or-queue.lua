@@ -1,6 +1,6 @@
 -- acquire-or-queue: take a hand-off lock in strict (arrival or place) order, or barging into a free
 -- one, or join (or renew a place in) its queue (hand-off-, reentrant- and redlock-acquire.lua).
--- Needs: next_fence (next-fence.lua), store_holder (holder.lua), grant_waiter (grant-waiter.lua);
+-- Needs: store_holder (holder.lua), take_free (take-free.lua), grant_waiter (grant-waiter.lua);
 -- reads no KEYS or ARGV: the script passes them.
 -- Provides: acquire_or_queue(lock, holder, released, args, label, t, now, arrival) ->
 -- hand-off-acquire.lua's reply.
@@ -46,12 +46,7 @@ local function acquire_or_queue(lock, holder, released, args, label, t, now, arr
       end
     end
     if not head or head.token == me then
-      local fence = next_fence(lock.fence, t, released and released.fence, lock.fence_step_us)
-      store_holder(lock.key, {
-        fence = fence, expiry = now + ttl, min_ttl = 0, queue_expiry = queue_expiry, prev = prev,
-        label = label, token = me,
-      }, now)
-      return {1, fence, now}
+      return take_free(lock.key, lock.fence, lock.fence_step_us, released, queue_expiry, me, ttl, label, t, now)
     end
   end
 

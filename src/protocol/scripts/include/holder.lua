@@ -4,7 +4,8 @@
 -- Needs: nothing; reads no KEYS or ARGV.
 -- Provides: decode_holder(value) -> the holder table below (nil for a free lock), and, for a lock
 -- freed by a release, the release table below as a second result; store_holder(key, holder, now)
--- and store_released(key, fence, releaser, queue_expiry) write them.
+-- and store_released(key, fence, releaser, queue_expiry) write them; free_holder(key, fence_key,
+-- holder, queue_expiry) frees the lock `holder` holds (its token the releaser).
 -- Value: "<fencing token>|<expiry ms>|<min waiter TTL ms>|<queue expiry ms>|<#prev>|<#label>|<prev>
 -- <label><owner>"
 --   fencing token    the holder's (the counter key holds the same; a hand-off needs no GET of it)
@@ -51,4 +52,10 @@ end
 local function store_released(key, fence, releaser, queue_expiry)
   local value = string.format('%d|0|0|%d|%d|0|', fence, queue_expiry, #releaser) .. releaser
   redis.call('set', key, value, 'PX', 60000)
+end
+
+-- Frees the lock `holder` holds: a release by its token, with its fencing token (the counter's, read
+-- only for a value that did not parse).
+local function free_holder(key, fence_key, holder, queue_expiry)
+  store_released(key, holder.fence or tonumber(redis.call('get', fence_key) or '0'), holder.token, queue_expiry)
 end

@@ -1,7 +1,7 @@
 -- release-or-leave: release a hand-off lock by handing it straight to the oldest live waiter (or, while
 -- that waiter is not yet due, freeing it: grant_next_waiter), or leave its queue (hand-off-,
 -- reentrant- and redlock-release.lua).
--- Needs: server_time (server-time.lua), store_released (holder.lua), grant_next_waiter
+-- Needs: server_time (server-time.lua), free_holder and store_released (holder.lua), grant_next_waiter
 -- (grant-waiter.lua); reads no KEYS or ARGV: the script passes them.
 -- Provides: release_or_leave(lock, holder, released, me, skip_unreached) -> hand-off-release.lua's
 -- reply. `lock` is hand_off_lock's table, `holder` and `released` what decode_holder returned for
@@ -16,7 +16,7 @@ local function release_or_leave(lock, holder, released, me, skip_unreached)
       if next_holder then return 1 end
       if emptied then queue_expiry = 0 end
     end
-    store_released(lock.key, holder.fence or tonumber(redis.call('get', lock.fence) or '0'), me, queue_expiry)
+    free_holder(lock.key, lock.fence, holder, queue_expiry)
     return 1
   end
   -- A waiter giving up leaves the queue before anything else: one acquire call keeps its token
