@@ -11,6 +11,7 @@ import {
   handOffReserveFences,
 } from '../protocol/hand-off.js';
 import type { LockState } from '../protocol/lock-state.js';
+import { newToken } from '../token.js';
 import type { Attempts } from '../waiting/attempts.js';
 import { queuedAttempts } from './queued-attempt.js';
 import { ScriptedLock } from './scripted-lock.js';
@@ -30,11 +31,21 @@ export interface HandOffPolicy {
 export const BARGING_WAITER_TTL_MS = 60_000;
 
 /**
+ * How long after a quiet release (one that freed the lock and left the oldest waiter asleep, since
+ * it was not yet due) its lock object wakes that waiter, unless it asked for the lock again first:
+ * a caller that releases and acquires again at once keeps the lock without any wake-up, and a free
+ * lock never idles longer than this while a live waiter is queued (or, if this process is gone, than
+ * that waiter's own due time).
+ */
+export const WAKE_AFTER_QUIET_RELEASE_MS = 1;
+
+/**
  * A mutual-exclusion lock whose release hands the lock straight to the oldest live waiter, which
  * hears it on its client's channel and holds the lock without another round trip (two round trips
  * per contended acquisition: queue, release). Mutex and FairMutex are this, with two policies (see
  * `HandOffPolicy`), and the Mutex's hand-off-after window (`handOffAfterMs()`: until the oldest
- * waiter has waited that long, a release frees the lock and wakes it instead); the scripts are
+ * waiter has waited that long, a release frees the lock quietly, and the waiter wakes when it is
+ * due, or when this lock object wakes it a moment later without having asked again); the scripts are
  * hand-off-acquire/-release/-extend.lua, the lock value the holder (holder.lua).
  */
 export abstract class HandOffLock<
@@ -72,12 +83,24 @@ export abstract class HandOffLock<
     return handOffAcquire(this.keys, params);
   }
 
+  /** The wake a quiet release left for later (see `WAKE_AFTER_QUIET_RELEASE_MS`). */
+  private wakeTimer: NodeJS.Timeout | undefined;
+  /** Wakes (hands the lock to) the oldest waiter, as a release by a token nobody holds or queues. */
+  private readonly wakeToken = `wake:${newToken()}`;
+
   /** @internal */
   protected planAttempts(plan: Plan<Options>): Attempts {
     const { token, options } = plan;
     const { barging } = this.policy;
+    // This process asks for the lock again: a waiter left asleep by its release stays asleep (the
+    // lock is taken back, or, if another caller took it, that caller's release decides).
+    clearTimeout(this.wakeTimer);
+    const window = this.handOffAfterMs();
     return queuedAttempts(plan, {
       waiterTtlMs: this.waiterTtlMs(options),
+      // A release within the window leaves a waiter asleep, so one that waits for messages wakes by
+      // itself once it is due (one with a retry delay asks at its own pace, and counts its attempts).
+      dueAfterMs: window > 0 && !Number.isFinite(options.retryDelayMs) ? window : undefined,
       // A barging waiter that does not listen does not queue at all: it polls at its own pace, and
       // a free lock is anyone's. A fair waiter queues regardless (else it would never be served).
       queues: plan.mode === 'wait' && (options.wakeOnRelease || !barging),
@@ -102,13 +125,39 @@ export abstract class HandOffLock<
    * waiter while it is younger than `handOffAfterMs()`), or leaves the queue.
    */
   protected sendRelease(token: string): Promise<boolean> {
-    return this.run(
+    const window = this.handOffAfterMs();
+    const released = this.run(
       handOffRelease(this.keys, {
         token,
         skipUnreached: this.policy.skipUnreached,
-        handOffAfterMs: this.handOffAfterMs(),
+        handOffAfterMs: window,
+        quiet: window > 0,
       }),
     );
+    return released.then((outcome) => {
+      if (outcome === 'waiter-asleep') this.wakeLater();
+      return outcome !== 'not-held';
+    });
+  }
+
+  /**
+   * After a quiet release: wakes the oldest waiter in a moment, unless this lock object asks for the
+   * lock again first (planAttempts). The wake is a release by `wakeToken` with no window: it finds
+   * the lock free and hands it to the oldest live waiter (taken meanwhile: nothing happens, its
+   * holder's release decides). Best-effort: a wake that fails leaves the waiter to its due time.
+   */
+  private wakeLater(): void {
+    clearTimeout(this.wakeTimer);
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = undefined;
+      const wake = handOffRelease(this.keys, {
+        token: this.wakeToken,
+        skipUnreached: this.policy.skipUnreached,
+        handOffAfterMs: 0,
+      });
+      this.run(wake).catch(() => {});
+    }, WAKE_AFTER_QUIET_RELEASE_MS);
+    this.wakeTimer.unref();
   }
 
   /** @internal Compare-and-extend (the holder's value records its expiry for the waiters). */

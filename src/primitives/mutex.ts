@@ -25,13 +25,15 @@ import { BARGING_WAITER_TTL_MS, HandOffLock } from './hand-off-lock.js';
  */
 export interface MutexOptions extends LockOptions, LocalBatchOptions {
   /**
-   * Once the oldest waiter has waited this long, in milliseconds, a release hands the lock to it
-   * directly instead of freeing it. Until then a release frees the lock and wakes that waiter, and
+   * The Mutex's wait bound when barging, in milliseconds: once the oldest waiter has waited this
+   * long, a release hands the lock to it directly. Until then a release frees the lock without waking anyone, and
    * whoever asks first takes it: the releaser asking again at once (the lock stays in its process,
-   * no cross-process hand-off), a new caller, or the woken waiter; a waiter that loses keeps its
-   * place and its age. So no waiter waits much longer than this plus the holds of the waiters ahead
-   * of it. 0: every release hands the lock to the oldest live waiter (measured the fastest on one
-   * host: docs/performance.md, "Barging").
+   * no cross-process wake-up), or a new caller. A releaser that does not ask again hands the lock to
+   * the oldest waiter a moment (1 ms) later, and a waiter wakes by itself once it has waited this
+   * long (if the releaser's process died), so a free lock never idles while someone waits. No waiter
+   * waits much longer than this plus the holds of the waiters ahead of it. 0: every release hands the
+   * lock to the oldest live waiter (arrival order among waiters, a cross-process hand-off per
+   * contended acquisition: the default). Measured: docs/performance.md, "Mutex: handOffAfterMs".
    * @default 0
    */
   handOffAfterMs: number;
@@ -64,14 +66,15 @@ export function resolveMutexOptions(options: unknown): Readonly<MutexOptions> {
  * ```
  *
  * A caller that finds the lock free takes it at once, whoever is waiting. One that finds it taken
- * joins the waiters in the same round trip. A release then works as Go's `sync.Mutex`: while the
- * longest-waiting waiter has waited less than `handOffAfterMs`, the release frees the lock and wakes
- * that waiter ("free, try now"), and whoever asks first takes it (barging: a releaser that asks
- * again at once usually keeps the lock in its process); a waiter that loses keeps its place and its
- * age. Once it has waited that long, the release hands the lock straight to it: it holds the lock
- * without asking again, and a releaser asking again queues behind it. Waiters whose process is gone
- * (the message reached no subscriber) are skipped; one that is frozen is handed the lock, which
- * frees itself after that waiter's `ttlMs`, as with a crashed holder. Strict arrival order for every
+ * joins the waiters in the same round trip. A release then works as Go's `sync.Mutex`, without its
+ * futile wake-ups: while the longest-waiting waiter has waited less than `handOffAfterMs` (0 by default),
+ * the release frees the lock quietly and whoever asks first takes it (barging: a releaser that asks
+ * again at once keeps the lock in its process); if the releasing lock object does not ask again
+ * within a millisecond, it hands the lock to that waiter. Once the waiter has waited `handOffAfterMs`, it
+ * wakes by itself, and the next release hands the lock straight to it: it holds the lock without
+ * asking again, and a releaser asking again queues behind it. Waiters whose process is gone (the
+ * message reached no subscriber) are skipped; one that is frozen is handed the lock, which frees
+ * itself after that waiter's `ttlMs`, as with a crashed holder. Strict arrival order for every
  * caller, `tryAcquire()` included, is `FairMutex`.
  */
 export class Mutex extends HandOffLock<MutexOptions, LockState> {

@@ -10,6 +10,11 @@ import { Waiter } from './hand-off-waiter.js';
 export interface Queue {
   /** How long a waiter's entry lives unrenewed. */
   readonly waiterTtlMs: number;
+  /**
+   * How long a waiter is left asleep by releases that free the lock (the Mutex's window), counted
+   * from its arrival: it wakes by itself then, to be handed the lock at the next release.
+   */
+  readonly dueAfterMs?: number | undefined;
   /** Whether this call queues when it finds the lock taken (a single try never does). */
   readonly queues: boolean;
   /** The channel this call hears its hand-off on, with the filter that picks its messages. */
@@ -74,5 +79,11 @@ async function sendAttempt(
   // holder that crashed will never hand on. Only -1 (nothing bounds it) leaves us to the message.
   const bound = result.waitBoundMs;
   const holderPttlMs = bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY;
-  return { acquired: false, holderPttlMs, renewInMs: ticket.renewInMs(), leftState: ticket.queued };
+  // Not yet due: wake when it is (a renewal, not a retry), 1 ms past for TIME's truncation.
+  const dueInMs =
+    queue.dueAfterMs !== undefined && waiter.arrivalMs > 0
+      ? waiter.arrivalMs + queue.dueAfterMs - result.serverTimeMs
+      : 0;
+  const renewInMs = dueInMs > 0 ? Math.min(ticket.renewInMs(), dueInMs + 1) : ticket.renewInMs();
+  return { acquired: false, holderPttlMs, renewInMs, leftState: ticket.queued };
 }

@@ -88,9 +88,10 @@ export function decodeAcquireReply(script: string, reply: unknown): HandOffAcqui
 
 /**
  * Releases the lock held by `token`, handing it to the oldest live waiter (or, while that waiter has
- * waited less than `handOffAfterMs`, freeing it and waking that waiter: "token:free"), or removes
- * `token` from the queue. True when `token` held the lock (or released it last: a re-sent release).
- * `skipUnreached`: a waiter whose hand-off message reached no subscriber is skipped (Mutex).
+ * waited less than `handOffAfterMs`, freeing it and waking that waiter: "token:free", or not, when
+ * `quiet`), or removes `token` from the queue (see `HandOffReleased`). Not `not-held` when `token`
+ * held the lock, or released it last (a re-sent release). `skipUnreached`: a waiter whose hand-off
+ * message reached no subscriber is skipped (Mutex).
  */
 export function handOffRelease(
   keys: LockKeys,
@@ -99,17 +100,31 @@ export function handOffRelease(
     readonly skipUnreached: boolean;
     /** 0: always hand over (FairMutex). */
     readonly handOffAfterMs: number;
+    /**
+     * Within the window, free the lock without waking the oldest waiter: the caller wakes it a
+     * moment later unless it takes the lock back first (the Mutex's; hand-off-release.lua, ARGV[4]).
+     */
+    readonly quiet?: boolean;
   },
-): ScriptCall<boolean> {
+): ScriptCall<HandOffReleased> {
   return scriptCall(
     scripts.handOffRelease,
     [...queueKeys(keys)],
-    [params.token, params.skipUnreached ? '1' : '0', String(params.handOffAfterMs)],
-    (reply) => asInteger('hand-off-release', reply) === 1,
+    [params.token, params.skipUnreached ? '1' : '0', String(params.handOffAfterMs), params.quiet ? '1' : '0'],
+    (reply) => {
+      const code = asInteger('hand-off-release', reply);
+      return code === 2 ? 'waiter-asleep' : code === 1 ? 'released' : 'not-held';
+    },
   );
 }
 
-/** Compare-and-extend: true when `token` holds the lock and its TTL is now `ttlMs`. */
+/**
+ * What a hand-off release did: `released` (handed over, or freed), `waiter-asleep` (a quiet release
+ * freed the lock and left a waiter not yet due asleep: its caller wakes it unless it takes the lock
+ * back), `not-held` (the token did not hold it; its queue entry, if any, is gone).
+ */
+export type HandOffReleased = 'released' | 'waiter-asleep' | 'not-held';
+
 export function handOffExtend(
   keys: Pick<LockKeys, 'lock' | 'fence'>,
   params: { readonly token: string; readonly ttlMs: number },

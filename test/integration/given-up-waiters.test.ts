@@ -82,7 +82,10 @@ function scriptedHandOff(name: string, Kind: typeof Mutex | typeof FairMutex, ba
     create: (client, lockName) => new Kind(client, lockName, { ttlMs: TTL_MS }),
     late: (lock) => ({
       attempt: (client, token) => handOffAcquire(lock.keys, queued(client, lock.keys, token, barging)),
-      giveBack: (token) => handOffRelease(lock.keys, { token, skipUnreached: barging, handOffAfterMs: 0 }),
+      giveBack: (token) => {
+        const release = handOffRelease(lock.keys, { token, skipUnreached: barging, handOffAfterMs: 0 });
+        return { ...release, decode: (reply) => release.decode(reply) !== 'not-held' };
+      },
     }),
     token: () => `late-${randomBytes(8).toString('hex')}`,
   };

@@ -1,8 +1,10 @@
 /**
- * The Mutex's release policy (issue #23): while the oldest waiter has waited less than
- * `handOffAfterMs`, a release frees the lock and wakes that waiter ("token:free"), and whoever asks
- * first takes it; a waiter that loses keeps its place and its arrival. Once it has waited that
- * long, the release hands the lock straight to it. `handOffAfterMs: 0` hands every contended
+ * The Mutex's release policy (issues #23, #37): while the oldest waiter has waited less than
+ * `handOffAfterMs`, a release frees the lock quietly (no wake: a wake per barging release was a
+ * futile attempt per acquisition), and whoever asks first takes it; the releasing lock object hands
+ * the lock to that waiter a moment later unless it asked again first, and the waiter wakes by itself
+ * once it is due. A waiter keeps its place and its arrival. Once it has waited that long, the
+ * release hands the lock straight to it. `handOffAfterMs: 0` hands every contended
  * acquisition over (the behaviour before). One client kind (ioredis): the scripts are the same on
  * every client, and the contract suite runs the Mutex on every client.
  *
@@ -13,7 +15,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { Mutex } from '../../src/index.js';
-import { handOffAcquire } from '../../src/protocol/hand-off.js';
+import { handOffAcquire, handOffRelease } from '../../src/protocol/hand-off.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { type Child, spawnChild } from '../fixtures/child.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
@@ -66,7 +68,7 @@ describe(`Mutex: barging until the oldest waiter has waited handOffAfterMs (${ki
     return { heard, attempt, close: () => subscriber.quit() };
   }
 
-  test('a young waiter is woken, not handed the lock: the releaser asking again keeps it, and the waiter keeps its entry', async () => {
+  test('a young waiter is left asleep: the releaser asking again keeps the lock without waking it; one that does not come back hands it over a moment later', async () => {
     const mutex = new Mutex(a.client, freshName(), { handOffAfterMs: 60_000 });
     const lease = await mutex.acquire();
     const waiter = await queueByHand(mutex, 'by-hand-waiter');
@@ -76,28 +78,49 @@ describe(`Mutex: barging until the oldest waiter has waited handOffAfterMs (${ki
       const [entry] = (await a.command('LRANGE', mutex.keys.queue, '0', '-1')) as string[];
       assert.ok(entry?.startsWith(`${queued.serverTimeMs}|`), `the entry starts with its arrival: ${entry}`);
       assert.equal(await lease.release(), true);
-      await until(async () => waiter.heard.length === 1, 'the waiter is woken');
-      assert.deepEqual(waiter.heard, ['by-hand-waiter:free'], 'a wake, not a hand-off');
-      assert.equal((await mutex.inspect()).locked, false, 'the release freed the lock');
-      // The releaser asks again at once and takes the free lock (barging). One attempt, waited for
-      // (tryAcquire): acquire({ timeoutMs: 0 }) may give up before the reply on a busy machine.
+      // The releaser asks again before its wake is due (nothing but this call in between): it takes
+      // the free lock, and the waiter is never woken. One attempt, waited for (tryAcquire).
       const again = await mutex.tryAcquire();
-      assert.ok(again, 'the releaser barged into the free lock');
-      // The woken waiter asks and loses: it stays queued, with its entry (place and arrival) as it was.
-      const lost = await waiter.attempt(true, queued.serverTimeMs);
-      assert.equal(lost.acquired, false);
+      assert.ok(again, 'the releaser took the free lock back');
+      // The waiter, untouched, keeps its entry (place and arrival) as it was.
       assert.deepEqual(await a.command('LRANGE', mutex.keys.queue, '0', '-1'), [entry]);
-      // Released again while it is still young: woken again; this time it asks first and wins, and
-      // leaves the queue.
+      // Released again, and this time the releaser does not come back: a moment later its lock
+      // object hands the lock to the waiter. The first message it hears is that hand-off: neither
+      // release published a wake.
       await again.release();
-      await until(async () => waiter.heard.length === 2, 'woken again');
-      const won = await waiter.attempt(true, queued.serverTimeMs);
-      assert.equal(won.acquired, true);
-      assert.equal(Number(await a.command('LLEN', mutex.keys.queue)), 0);
+      await until(async () => waiter.heard.length === 1, 'the waiter is handed the lock');
+      assert.match(waiter.heard[0] as string, /^by-hand-waiter:\d+:\d+$/, 'a hand-off, not a wake');
       assert.equal((await mutex.inspect()).ownerToken, 'by-hand-waiter');
+      assert.equal(Number(await a.command('LLEN', mutex.keys.queue)), 0);
     } finally {
       await waiter.close();
     }
+  });
+
+  test('a waiter left asleep by a quiet release whose releaser never wakes it takes the lock once it is due', async () => {
+    const handOffAfterMs = 300;
+    const holder = new Mutex(a.client, freshName(), { handOffAfterMs, ttlMs: 60_000 });
+    const other = new Mutex(b.client, holder.name, { handOffAfterMs, ttlMs: 60_000 });
+    const lease = await holder.acquire();
+    const waiting = awaitedLater(other.acquire({ timeoutMs: 30_000 }));
+    const channel = (other as unknown as { grantedChannel: string }).grantedChannel;
+    await until(async () => {
+      const [, listeners] = (await a.command('PUBSUB', 'NUMSUB', channel)) as [string, number];
+      return Number(await a.command('LLEN', holder.keys.queue)) === 1 && Number(listeners) > 0;
+    }, 'the waiter queues and listens');
+    // A quiet release sent by hand, as by a process that died before its wake: nothing wakes the
+    // waiter but its own due time (without it, it would sleep until the holder's 60 s TTL).
+    const release = handOffRelease(holder.keys, {
+      token: lease.token,
+      skipUnreached: true,
+      handOffAfterMs: 60_000,
+      quiet: true,
+    });
+    const reply = await a.command('EVAL', release.script.source, '4', ...release.keys, ...release.args);
+    assert.equal(release.decode(reply), 'waiter-asleep');
+    const taken = await within(waiting, 20_000, 'the waiter takes the lock once due');
+    assert.equal((await holder.inspect()).ownerToken, taken.token);
+    await taken.release();
   });
 
   test('an entry queued again keeps its call’s arrival, so its age', async () => {

@@ -478,16 +478,25 @@ for (const kind of clientKinds) {
         for (const Lock of [Mutex, FairMutex, ReentrantMutex, OnePermit]) {
           const name = freshName(`poller-under-contention-${Lock.name}`);
           // The lock is busy, handed from one subscribed waiter to the next.
-          const busy = await keepBusy(busyClients.map((c) => new Lock(c.client, name, { ttlMs: 10_000 })));
+          // The Mutex hands over at every release here (handOffAfterMs 0): barging, it leaves the lock
+          // free between a release and its releaser's next acquire, and the poller takes it then,
+          // never having to wait (what this test is about).
+          const options = Lock === Mutex ? { ttlMs: 10_000, handOffAfterMs: 0 } : { ttlMs: 10_000 };
+          const busy = await keepBusy(busyClients.map((c) => new Lock(c.client, name, options)));
           try {
-            const poller = new Lock(pollerClient.client, name, { ttlMs: 10_000 });
+            const poller = new Lock(pollerClient.client, name, options);
             const lease = await poller.acquire({ timeoutMs: 8_000 });
-            assert.ok(
-              recorded.events.some((e) => e.type === 'subscribe-failed' && e.lockName === name),
-              'the poller could not subscribe',
-            );
             const before = busy.acquisitions();
-            await lease.release();
+            try {
+              assert.ok(
+                recorded.events.some((e) => e.type === 'subscribe-failed' && e.lockName === name),
+                'the poller could not subscribe',
+              );
+            } finally {
+              // Released whatever the assertion says: held on, it would time the busy clients out,
+              // and their timeout would hide the assertion.
+              await lease.release();
+            }
             await until(async () => busy.acquisitions() > before, 'the busy clients go on after it');
           } finally {
             await busy.stop();

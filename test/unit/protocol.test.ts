@@ -50,7 +50,7 @@ const calls = {
     arrivalMs: 1_795_000_000_050,
   }),
   handOffExtend: handOffExtend(keys, { token, ttlMs: 1000 }),
-  handOffRelease: handOffRelease(keys, { token, skipUnreached: true, handOffAfterMs: 5 }),
+  handOffRelease: handOffRelease(keys, { token, skipUnreached: true, handOffAfterMs: 5, quiet: true }),
   handOffInspect: handOffInspect(keys),
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
   raiseFence: raiseFence(keys, { atLeast: 1_700_000_000_000_123 }),
@@ -124,9 +124,10 @@ describe('typed script calls', () => {
       '1795000000050',
     ]);
     assert.deepEqual(calls.handOffRelease.keys, [keys.lock, keys.fence, keys.queue, keys.waiting]);
-    assert.deepEqual(calls.handOffRelease.args, [token, '1', '5']);
+    assert.deepEqual(calls.handOffRelease.args, [token, '1', '5', '1']);
     assert.deepEqual(handOffRelease(keys, { token, skipUnreached: false, handOffAfterMs: 0 }).args, [
       token,
+      '0',
       '0',
       '0',
     ]);
@@ -188,8 +189,9 @@ describe('typed script calls', () => {
   });
 
   test('replies decode into typed results', () => {
-    assert.equal(calls.handOffRelease.decode(1), true);
-    assert.equal(calls.handOffRelease.decode(0), false);
+    assert.equal(calls.handOffRelease.decode(2), 'waiter-asleep');
+    assert.equal(calls.handOffRelease.decode(1), 'released');
+    assert.equal(calls.handOffRelease.decode(0), 'not-held');
     assert.equal(calls.handOffExtend.decode(1), true);
     assert.deepEqual(calls.handOffInspect.decode([token, 900, 5, 'host:1', 2]), {
       locked: true,

@@ -118,7 +118,7 @@ type MutexVariant = { readonly handOffAfterMs?: number; readonly maxLocalHolds?:
  */
 const mutexCells: readonly BenchCell<MutexVariant>[] = [
   ...lockCells,
-  ...[1, 5, 10, 50].map((windowMs) => ({
+  ...[5, 20, 50, 200].map((windowMs) => ({
     section: 'locks' as const,
     client: 'ioredis' as const,
     variant: {

@@ -14,7 +14,12 @@
 --         lock (the next caller, the releaser asking again or that waiter, takes it) and publishes
 --         "token:free" on that waiter's channel, so it asks at once; it keeps its place and arrival.
 --         With ARGV[2] '1', a waiter that wake reaches nobody is dropped and the next one looked at.
--- Reply: 1 when this token held the lock (it now belongs to the next live waiter, or is free when
+-- ARGV[4] '1' for a quiet release (the Mutex's): within the window it publishes nothing, and says so
+--         (reply 2); the releasing client wakes that waiter a moment later, by this script with
+--         another token and window '0' (a lock found free goes to the oldest live waiter), unless it
+--         took the lock back first. '0' or absent: wake it now ("token:free").
+-- Reply: 2 when this token held the lock and a quiet release freed it, leaving a live waiter not yet
+--        due asleep; 1 when this token held the lock (it now belongs to the next live waiter, or is free when
 --        none is left or the first is not yet due), or when this token is the one that released it
 --        last and is not queued (a release re-sent after its reply was lost: it did release; nothing
 --        changes); 0 when it did not, or is queued again (a call that gave back a hand-off and
@@ -43,5 +48,6 @@ end
 -- #include notify.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
-local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4], tonumber(ARGV[3] or '0')), 1)
+local queue = arrival_queue(KEYS[3], KEYS[4], tonumber(ARGV[3] or '0'), ARGV[4] == '1')
+local lock = hand_off_lock(KEYS[1], KEYS[2], queue, 1)
 return release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')

@@ -2,10 +2,11 @@
 -- ReentrantMutex's), as a queue table of the interface grant-waiter.lua names. placed-line.lua
 -- builds the same interface over a RedlockMutex's line: a change to it is a change to both.
 -- Needs: nothing; reads no KEYS or ARGV.
--- Provides: arrival_queue(queue_key, waiting_key, hand_off_after_ms) -> the queue table (one per
--- script run; its functions take it as `q`), where hand_off_after_ms (nil or 0: every release hands
--- over, as a FairMutex's) is how long the first waiter lets a release free the lock and wake it
--- instead of handing it over (the Mutex's `handOffAfterMs`): its age is counted from its arrival.
+-- Provides: arrival_queue(queue_key, waiting_key, hand_off_after_ms, quiet) -> the queue table (one
+-- per script run; its functions take it as `q`), where hand_off_after_ms (nil or 0: every release
+-- hands over, as a FairMutex's) is how long the first waiter lets a release free the lock and wake it
+-- instead of handing it over (the Mutex's `handOffAfterMs`): its age is counted from its arrival;
+-- `quiet` (true: such a release wakes nobody, q.quiet) is for a releaser that wakes it later itself.
 -- The queue is a list of entries "<arrival ms>|<deadline ms>|<lease TTL ms>|<#channel>|<#label>|
 -- <channel><label><token>" (the token last: tokens may contain any character), oldest first. The
 -- arrival is the server time the waiter's acquire call first joined the queue: an entry queued again
@@ -101,13 +102,15 @@ do
     end
   end
 
-  arrival_queue = function(queue_key, waiting_key, hand_off_after_ms)
+  arrival_queue = function(queue_key, waiting_key, hand_off_after_ms, quiet)
     -- A lock found free is handed to the first live entry even when its hand-off message reaches
     -- nobody (its subscriber may be reconnecting; the lock kind's own release decides otherwise).
-    -- A first waiter not yet due is woken by a release that frees the lock ("token:free").
+    -- A first waiter not yet due is woken by a release that frees the lock ("token:free"), unless
+    -- the release is `quiet`: its client wakes that waiter itself a moment later, only if it did not
+    -- take the lock back (a wake per barging release was a futile attempt per acquisition).
     return {
       key = queue_key, waiting = waiting_key, skips_unreached = false,
-      hand_off_after_ms = hand_off_after_ms or 0, wakes_first = true,
+      hand_off_after_ms = hand_off_after_ms or 0, wakes_first = not quiet, quiet = quiet == true,
       pop_live = pop_live, join = join, leave = leave, first_not_due = first_not_due,
     }
   end
