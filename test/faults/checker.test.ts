@@ -84,6 +84,32 @@ describe('fault-suite checker', () => {
     assert.equal(report.totalViolations, 0);
   });
 
+  test('a grant judged at its hand-out: expired by then is flagged; expired while its caller had not yet looked is not', () => {
+    // The `ok` event of one hold with the given hand-out time, first look and signal.
+    const late = (spec: { handedAt?: number; t: number; validUntil: number; signalAborted: boolean }) =>
+      hold({ w: 0, fence: 1, enter: spec.t, exit: spec.t + 1, validUntil: spec.validUntil }).map((event) =>
+        event.ev === 'ok'
+          ? {
+              ...event,
+              signalAborted: spec.signalAborted,
+              ...(spec.handedAt === undefined ? {} : { handedAt: spec.handedAt }),
+            }
+          : event,
+      );
+    const flagged = (events: HistoryEvent[]) =>
+      check(events, cleanResource(), noKeys).violations['expired-grant'] ?? 0;
+    // Handed out 5 ms after its validity ended: the library's fault, signal or not.
+    assert.equal(flagged(late({ handedAt: 105, t: 106, validUntil: 100, signalAborted: true })), 1);
+    assert.equal(flagged(late({ handedAt: 105, t: 106, validUntil: 100, signalAborted: false })), 1);
+    // Handed out with validity left; its caller (one of several in a busy process) looked 4 ms
+    // later, when it had run out and its signal aborted: not the library's.
+    assert.equal(flagged(late({ handedAt: 99, t: 103, validUntil: 100, signalAborted: true })), 0);
+    // A signal aborted while validity remained: a loss at the hand-out, flagged.
+    assert.equal(flagged(late({ handedAt: 99, t: 100, validUntil: 500, signalAborted: true })), 1);
+    // No hand-out time known: judged at the first look, as before.
+    assert.equal(flagged(late({ t: 103, validUntil: 100, signalAborted: false })), 1);
+  });
+
   test('two holders valid at once: overlap', () => {
     const report = check(
       [

@@ -130,6 +130,8 @@ export type HistoryEvent =
       readonly seq: number;
       readonly lock: string;
       readonly t: number;
+      /** When the library handed the lease out (its `acquired` event), when known; at most `t`. */
+      readonly handedAt?: number;
       readonly fence: number;
       readonly owner: string;
       /** The lease's validity deadline (mono) when granted. */

@@ -58,7 +58,18 @@ function emit(event: HistoryEvent): void {
 
 // Every give-back the library makes, with its token, so the checker can tell a key a caller gave up
 // on but could not give back yet (its client reconnecting) from one nobody gave back at all.
+/**
+ * When the library handed each lease out (its `acquired` event, emitted right after its last
+ * validity check), by lock name and fencing token: with several callers in one process, the caller
+ * may run its first line milliseconds later, and a grant is judged by when it was handed out.
+ */
+const handedOut = new Map<string, number>();
+
 subscribeLockEvents((event) => {
+  if (event.type === 'acquired') {
+    handedOut.set(`${event.lockName}|${event.fencingToken}`, mono());
+    return;
+  }
   if (event.type !== 'give-back') return;
   emit({ ev: 'give-back', w: index, t: mono(), token: event.token, released: event.released });
   if (event.released) for (const giveUp of onGrantGivenBack) giveUp();
@@ -303,12 +314,16 @@ async function holdAndRelease(
 ): Promise<void> {
   const { config } = current;
   const granted = mono();
+  const key = `${lock}|${held.fence}`;
+  const handedAt = handedOut.get(key);
+  handedOut.delete(key);
   emit({
     ev: 'ok',
     ...who,
     seq: id,
     lock,
     t: granted,
+    ...(handedAt === undefined ? {} : { handedAt }),
     fence: held.fence,
     owner: held.owner,
     validUntil: held.validUntil(),
