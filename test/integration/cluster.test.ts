@@ -15,7 +15,6 @@ import {
   NotReplicatedError,
   RedisCommandError,
   RedlockMutex,
-  RedlockSemaphore,
   Semaphore,
   UnsupportedClientError,
 } from '../../src/index.js';
@@ -172,17 +171,6 @@ for (const kind of clusterClientKinds) {
           error instanceof UnsupportedClientError &&
           error.code === 'UNSUPPORTED_CLIENT' &&
           /RedlockMutex node/.test(error.message),
-      );
-    });
-
-    test('RedlockSemaphore refuses a cluster client as a node', () => {
-      const { a, b } = clients;
-      assert.throws(
-        () => new RedlockSemaphore([a.client, b.client], name(), { limit: 2 }),
-        (error: unknown) =>
-          error instanceof UnsupportedClientError &&
-          error.code === 'UNSUPPORTED_CLIENT' &&
-          /RedlockSemaphore node/.test(error.message),
       );
     });
 
