@@ -467,6 +467,9 @@ export const batchScenarios: readonly Scenario[] = [
     lockCount: 1,
     config: (index) => ({ loops: BATCH_LOOPS, honorSignal: index !== 0, workMs: [1, 4] as const }),
     onResource: freezeWorkerMidBatch,
+    // A stale access must reach the resource for fencing to be tested: a 3 s phase on a busy machine
+    // once froze the worker twice without one (not exercised).
+    minPhaseMs: 4_500,
     exercised: (ctx, report) =>
       atLeast(ctx, 'worker frozen holding', 2) ?? fencedStaleWrites(report) ?? passedOn(ctx, report),
   },
