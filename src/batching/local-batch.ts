@@ -13,6 +13,12 @@ export interface BatchBackend extends LockBackend {
    * so far: the highest of them, or 0 when `token` no longer holds the lock.
    */
   reserveFences(token: string, ttlMs: number, count: number): Promise<number>;
+  /**
+   * Releases `token` handing the lock to another process's oldest waiter at once, whatever the
+   * kind's release policy (a Mutex's window would let this process's next caller take it back):
+   * how a run that reached its bounds with callers still queued here ends. Absent: `release`.
+   */
+  handOver?(token: string): Promise<boolean>;
 }
 
 /** How long one run may go on: holds in a row, and milliseconds since its grant from Redis. */
@@ -332,7 +338,11 @@ export class LocalBatch {
     run.turn = undefined;
     if (this.passOn(run)) return 'passed';
     this.run = undefined;
-    const released = this.backend.release(run.token);
+    // Callers still queued here: the run ended at its bounds (or was lost), and another process's
+    // waiter goes first, as the bounds promise; else the kind's release policy applies.
+    const { backend } = this;
+    const released =
+      this.waiters.length > 0 && backend.handOver ? backend.handOver(run.token) : backend.release(run.token);
     this.next();
     return released;
   }

@@ -122,10 +122,9 @@ export abstract class HandOffLock<
 
   /**
    * @internal Releases (handing the lock to the next live waiter, or freeing it and waking that
-   * waiter while it is younger than `handOffAfterMs()`), or leaves the queue.
+   * waiter while it is younger than `window`, `handOffAfterMs()` unless given), or leaves the queue.
    */
-  protected sendRelease(token: string): Promise<boolean> {
-    const window = this.handOffAfterMs();
+  protected sendRelease(token: string, window = this.handOffAfterMs()): Promise<boolean> {
     const released = this.run(
       handOffRelease(this.keys, {
         token,

@@ -82,6 +82,7 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
   private readonly batchBackend: BatchBackend = {
     ...this.backend,
     reserveFences: (token, ttlMs, count) => this.reserveFences(token, ttlMs, count),
+    handOver: (token) => this.sendRelease(token, 0),
   };
 
   constructor(client: RedisClient, name: string, options?: Partial<MutexOptions>) {
