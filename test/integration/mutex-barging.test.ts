@@ -15,11 +15,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { Mutex } from '../../src/index.js';
+import { BARGING_WAITER_TTL_MS } from '../../src/primitives/hand-off-lock.js';
 import { handOffAcquire, handOffRelease } from '../../src/protocol/hand-off.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { type Child, spawnChild } from '../fixtures/child.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
-import { awaitedLater, nameMaker, until, within } from '../fixtures/helpers.js';
+import { resetStats, scriptCalls } from '../fixtures/commandstats.js';
+import { awaitedLater, nameMaker, sleep, until, within } from '../fixtures/helpers.js';
 
 const kind = clientKinds[0] as (typeof clientKinds)[number];
 const freshName = nameMaker('barging');
@@ -185,6 +187,49 @@ describe(`Mutex: barging until the oldest waiter has waited handOffAfterMs (${ki
     const kept = await run(60_000);
     console.log(`# handOffAfterMs 60000: the releaser kept the lock in ${kept} of ${rounds} rounds`);
     assert.ok(kept >= 1, `the releaser asking again at once never kept the lock (${kept} of ${rounds})`);
+  });
+
+  test('by default (a 50 ms window) a waiter does not poll: one renewal once it is due, then no calls', async () => {
+    const holder = new Mutex(a.client, freshName(), { ttlMs: 30_000 });
+    const keys = holder.keys;
+    const held = await holder.acquire();
+    await new Mutex(b.client, holder.name).inspect(); // the waiters' client's server check
+    await resetStats(server);
+    const waiters = Array.from({ length: 5 }, () =>
+      awaitedLater(
+        new Mutex(b.client, holder.name, { ttlMs: 30_000, maxLocalHolds: 1 })
+          // Longer than an entry's lifetime, so a renewal moves its deadline.
+          .acquire({ timeoutMs: 3 * BARGING_WAITER_TTL_MS })
+          .then((lease) => lease.release()),
+      ),
+    );
+    await until(async () => Number(await a.command('LLEN', keys.queue)) === 5, 'five waiters queued');
+    // Each entry's arrival (server ms); a renewal sent once the waiter is due moves its deadline in
+    // the waiting hash past arrival + window + the entry's lifetime: the state that says it renewed.
+    const entries = (await a.command('LRANGE', keys.queue, '0', '-1')) as string[];
+    const arrivals = entries.map((raw) => {
+      const [, arrival, channelLen, labelLen, rest] =
+        /^(\d+)\|\d+\|\d+\|(\d+)\|(\d+)\|(.*)$/s.exec(raw) ?? [];
+      return {
+        arrival: Number(arrival),
+        token: (rest as string).slice(Number(channelLen) + Number(labelLen)),
+      };
+    });
+    await until(async () => {
+      const deadlines = await Promise.all(
+        arrivals.map(({ token }) => a.command('HGET', keys.waiting, token)),
+      );
+      return deadlines.every(
+        (deadline, i) => Number(deadline) >= (arrivals[i]?.arrival ?? 0) + 50 + BARGING_WAITER_TTL_MS,
+      );
+    }, 'every waiter renewed once due');
+    const early = await scriptCalls(server);
+    await sleep(1_500); // the scenario: time passes, and no waiter sends anything
+    const late = await scriptCalls(server);
+    assert.ok(early <= 15, `${early} script calls for 5 waiters (queued, subscribed, due: 3 each at most)`);
+    assert.equal(late, early, 'no calls while waiting');
+    await held.release();
+    await Promise.all(waiters);
   });
 
   test('a waiter is served within the bound while a stream of callers keeps barging', async () => {

@@ -251,7 +251,7 @@ export function lockContract(
 
     test('a waiter does not poll: script calls stay constant while it waits', async () => {
       const { server } = redis;
-      const mutex = lock(redis.a, name(), { ttlMs: 30_000 });
+      const mutex = lock(redis.a, name(), { ttlMs: 30_000, ...lockKind.alone });
       const held = await mutex.acquire();
       // The waiters' client checks its server with a script on first use (when this test runs
       // alone): not a waiter's call.
@@ -279,7 +279,7 @@ export function lockContract(
 
     test('a release wakes one waiter, not all of them', async () => {
       const { server } = redis;
-      const mutex = lock(redis.a, name(), { ttlMs: 30_000 });
+      const mutex = lock(redis.a, name(), { ttlMs: 30_000, ...lockKind.alone });
       const held = await mutex.acquire();
       await resetStats(server);
       const leases: Lease[] = [];

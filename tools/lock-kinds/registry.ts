@@ -75,8 +75,9 @@ export interface LockKind<L extends ContractLock = ContractLock, Variant extends
   waiters(lock: L, redis: TestClient): Promise<number>;
   /**
    * Options under which each call of one client deals with Redis alone instead of queueing behind
-   * the client's own waiter (the Mutex's `maxLocalHolds: 1`), for the contract's tests that count
-   * waiters in Redis. Absent: the kind never batches.
+   * the client's own waiter (`maxLocalHolds: 1`), and every release hands the lock to the oldest
+   * waiter (the Mutex's `handOffAfterMs: 0`), for the contract's tests that count waiters and script
+   * calls in Redis. Absent: the kind never batches, and always hands over.
    */
   readonly alone?: Partial<LockOptions>;
   /** How the fault suite's workers hold it (absent: the fault suite does not run it). */
@@ -92,6 +93,12 @@ function lockKind<L extends ContractLock, Variant extends object>(kind: LockKind
 
 /** A call (Mutex, RedlockMutex) that never joins its client's local batch. */
 const batchedAlone = { maxLocalHolds: 1 } as Partial<LockOptions>;
+
+/**
+ * A Mutex call that never joins its client's local batch, and whose release hands the lock to the
+ * oldest waiter at once rather than leaving a young one asleep (the default `handOffAfterMs`).
+ */
+const mutexAlone = { ...batchedAlone, handOffAfterMs: 0 } as Partial<LockOptions>;
 
 /** Waiters of the kinds that queue them in a list (`keys.queue`). */
 async function queueLength<L extends { keys: { queue: string } }>(
@@ -118,7 +125,7 @@ type MutexVariant = { readonly handOffAfterMs?: number; readonly maxLocalHolds?:
  */
 const mutexCells: readonly BenchCell<MutexVariant>[] = [
   ...lockCells,
-  ...[5, 20, 50, 200].map((windowMs) => ({
+  ...[0, 5, 20, 200].map((windowMs) => ({
     section: 'locks' as const,
     client: 'ioredis' as const,
     variant: {
@@ -168,7 +175,7 @@ export function lockKinds(lib: Library): readonly LockKind[] {
   return [
     {
       ...plainLock(lib.Mutex, { name: 'Mutex', fault: 'mutex', bench: 'mutex' }, mutexCells),
-      alone: batchedAlone,
+      alone: mutexAlone,
     },
     plainLock(lib.FairMutex, { name: 'FairMutex', fault: 'fair-mutex', bench: 'fair' }),
     lockKind({
