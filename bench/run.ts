@@ -6,7 +6,8 @@
  * critical section. Between cells it resets INFO commandstats (CONFIG RESETSTAT). Then it measures
  * the uncontended cost (one process cycling 1,000 independent keys) and the server's own EVALSHA
  * ceiling with redis-benchmark, prints the book-style table and the full table, and writes JSON to
- * bench/results/.
+ * bench/results/. A full run (no --quick, no --only) ends with the cost sheet (bench/cost-sheet.ts):
+ * each kind's cost per uncontended cycle beside its fastest peers.
  *
  * Then the P × C cells (issue #23): P processes, each running C acquire loops at once on the same
  * key through one lock object per process (as each implementation creates it), for Locksmith's Mutex
@@ -532,6 +533,12 @@ async function main(): Promise<void> {
       file.replace(/\.json$/, ''),
     );
     console.log(`\nCharts: ${chartFiles.join(', ')}`);
+    // The cost budget of the full run: client and Redis µs, Redis calls and bytes allocated per
+    // uncontended cycle, each kind beside its fastest peers (bench/cost-sheet.ts, its own server).
+    if (!config.quick && !config.only && config.clientCounts.length > 0) {
+      console.log('');
+      execFileSync(process.execPath, ['--import', 'tsx', join(here, 'cost-sheet.ts')], { stdio: 'inherit' });
+    }
     console.log(`\nJSON: ${file}\nTotal time ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
   } finally {
     for (const w of workers) {
