@@ -51,7 +51,8 @@ export function nameHashTag(name: string): string {
  * acquire, may be overtaken by callers whose names become free first, and waits at most as long as
  * some caller keeps one of its names taken (no bound across names, no FIFO).
  *
- * The lease's `fencingTokens` has each name's token; `fencingToken` is the first name's. Its
+ * Its `name` (and its leases') is the first name; `names` has them all. The lease's `fencingTokens`
+ * has each name's token; `fencingToken` is the first name's. Its
  * watchdog extends every name in one script, all or none: a name lost is the lease lost.
  *
  * On a Redis Cluster client every name must share one hash tag (one slot), else the constructor
@@ -65,7 +66,8 @@ export class MultiMutex extends ScriptedLock<MultiMutexOptions, LockState> {
 
   constructor(client: RedisClient, names: readonly string[], options?: Partial<MultiMutexOptions>) {
     const checked = checkNames('names', names);
-    super(client, checked.join(', '), options, resolveMultiMutexOptions, checked[0]);
+    // Its `name` (the leases', the events') and its own keys and channel are the first name's.
+    super(client, checked[0] as string, options, resolveMultiMutexOptions);
     this.names = checked;
     this.nameKeys = Object.freeze(checked.map((name) => lockKeys(this.options.prefix, name)));
     if (this.context.driver.topology === 'cluster' && new Set(checked.map(nameHashTag)).size > 1) {
