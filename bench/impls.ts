@@ -13,6 +13,7 @@ import {
 import NodeRedlock from 'redlock';
 import { createLock, createRedlock, IoredisAdapter } from 'redlock-universal';
 import type { NodeRedisClient } from '../src/index.js';
+import { randomNames } from '../tools/lock-kinds/multi-mutex.js';
 import { lockKinds } from '../tools/lock-kinds/registry.js';
 import { luaLock, originalLock } from './book-locks.js';
 import { basicSemaphore, fairSemaphore } from './book-semaphores.js';
@@ -125,6 +126,37 @@ function redlockImpl(
 }
 
 const oneMs = { retryCount: 100_000, retryDelay: 1, retryJitter: 0 };
+
+/**
+ * node-redlock's multi-resource acquire on one server (`redlock.acquire([a, b, c], ttl)`), each
+ * acquisition taking random names as the Locksmith MultiMutex cell does: its peer.
+ */
+function redlockMultiImpl(tuned: boolean): ImplSpec {
+  return {
+    id: `redlock-multi${tuned ? '-1ms' : ''}`,
+    label: `redlock 5.0.0-beta.2, multi-resource acquire (${tuned ? '1 ms retry' : 'defaults'})`,
+    family: 'peer',
+    tuned,
+    limit: Number.MAX_SAFE_INTEGER,
+    create(clients, key) {
+      const redlock = new NodeRedlock([clients.ioredis], tuned ? oneMs : {}) as RedlockLike;
+      let tries = 0;
+      return {
+        async acquire() {
+          try {
+            const lock = await redlock.acquire(randomNames(key), TTL_MS);
+            tries += lock.attempts.length;
+            return () => lock.release();
+          } catch (error) {
+            tries += (error as { attempts?: unknown[] }).attempts?.length ?? 0;
+            throw error;
+          }
+        },
+        tries: () => tries,
+      };
+    },
+  };
+}
 
 /** redlock-universal on one server (`createLock`) or three (`createRedlock`), defaults or tuned. */
 function universalImpl(tuned: boolean, servers: 1 | 3): ImplSpec {
@@ -320,6 +352,8 @@ export const impls: readonly ImplSpec[] = [
     (c) => new NodeRedlock([c.ioredis], oneMs) as RedlockLike,
     true,
   ),
+  redlockMultiImpl(false),
+  redlockMultiImpl(true),
   redlockImpl(
     'sesame',
     '@sesamecare-oss/redlock (defaults)',

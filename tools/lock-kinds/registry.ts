@@ -28,6 +28,14 @@ import type {
 } from '../../src/index.js';
 import { type FaultFacet, leaseHolds } from '../../test/faults/toolkit/held-lock.js';
 import type { TestClient } from '../../test/fixtures/clients.js';
+import {
+  MULTI_NAMES,
+  MULTI_PICK,
+  multiMutexHolds,
+  multiMutexOf,
+  multiWaiters,
+  randomNames,
+} from './multi-mutex.js';
 import { READ_WRITE_PERMITS, readWriteHolds, readWriteRoles } from './read-write-lock.js';
 import {
   CONTRACT_REDLOCK_OPTIONS,
@@ -79,6 +87,11 @@ export interface LockKind<L extends ContractLock = ContractLock, Variant extends
    * waiters in Redis. Absent: the kind never batches.
    */
   readonly alone?: Partial<LockOptions>;
+  /**
+   * A release wakes every waiter registered on what it freed, not one (MultiMutex: a waiter's other
+   * names may still be held, so waking one alone could leave the freed name idle while others wait).
+   */
+  readonly wakesEveryWaiter?: boolean;
   /** How the fault suite's workers hold it (absent: the fault suite does not run it). */
   readonly fault?: FaultFacet;
   /** Its cells in the bench (absent: not benchmarked). */
@@ -171,6 +184,32 @@ export function lockKinds(lib: Library): readonly LockKind[] {
       alone: batchedAlone,
     },
     plainLock(lib.FairMutex, { name: 'FairMutex', fault: 'fair-mutex', bench: 'fair' }),
+    lockKind({
+      // Over two names (the contract's, and a partner of its own: multi-mutex.ts).
+      name: 'MultiMutex',
+      create: (client, name, options) => multiMutexOf(lib, client, name, options),
+      waiters: multiWaiters,
+      wakesEveryWaiter: true,
+      fault: { id: 'multi-mutex', label: 'MultiMutex/2', holds: (at) => multiMutexHolds(lib, at) },
+      bench: {
+        id: 'multi',
+        label: `MultiMutex, ${MULTI_PICK} random of ${MULTI_NAMES} names`,
+        cells: [{ section: 'locks', client: 'ioredis' }],
+        // Holders of disjoint sets hold at once: the cell's single-key overlap count does not apply
+        // (the contract and fault suites judge exclusion).
+        limit: Number.MAX_SAFE_INTEGER,
+        isTry: locksmithTry,
+        create: (clients, key, cell) => {
+          const client = clients[cell.client];
+          return {
+            async acquire() {
+              const lease = await new lib.MultiMutex(client, randomNames(key), { ttlMs: TTL_MS }).acquire();
+              return () => lease.release();
+            },
+          };
+        },
+      },
+    }),
     lockKind({
       name: 'ReentrantMutex',
       create: (client, name, options) => new lib.ReentrantMutex(client, name, options),
