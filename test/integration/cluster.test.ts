@@ -116,7 +116,8 @@ for (const kind of clusterClientKinds) {
       );
       await until(async () => {
         const key = `locksmith:{${x}}2}:multi-waiting`;
-        return Number(await (await shared.primaryFor(key)).command('HLEN', key)) === 1;
+        // The node's reply is raw RESP (":1\r\n").
+        return /^:1\r/.test(await (await shared.primaryFor(key)).command('HLEN', key));
       }, 'the waiter registers');
       assert.equal(await lease.release(), true);
       const next = await within(waiting, 15_000, 'the waiter, woken by the release');
