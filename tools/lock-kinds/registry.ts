@@ -201,9 +201,19 @@ export function lockKinds(lib: Library): readonly LockKind[] {
         isTry: locksmithTry,
         create: (clients, key, cell) => {
           const client = clients[cell.client];
+          // One lock object per set of names, made on first use (as the other cells make one per
+          // key): the order of a set changes nothing of all-or-none, so sets are sorted first.
+          const locks = new Map<string, InstanceType<Library['MultiMutex']>>();
           return {
             async acquire() {
-              const lease = await new lib.MultiMutex(client, randomNames(key), { ttlMs: TTL_MS }).acquire();
+              const names = randomNames(key).sort();
+              const id = names.join('\n');
+              let lock = locks.get(id);
+              if (!lock) {
+                lock = new lib.MultiMutex(client, names, { ttlMs: TTL_MS });
+                locks.set(id, lock);
+              }
+              const lease = await lock.acquire();
               return () => lease.release();
             },
           };
