@@ -99,6 +99,8 @@ function redlockImpl(
   label: string,
   make: (clients: Clients) => RedlockLike,
   tuned: boolean,
+  /** The resources of one acquisition (default: the cell's key alone). */
+  resources: (key: string) => string[] = (key) => [key],
 ): ImplSpec {
   return {
     id,
@@ -111,7 +113,7 @@ function redlockImpl(
       return {
         async acquire() {
           try {
-            const lock = await redlock.acquire([key], TTL_MS);
+            const lock = await redlock.acquire(resources(key), TTL_MS);
             tries += lock.attempts.length;
             return () => lock.release();
           } catch (error) {
@@ -133,28 +135,14 @@ const oneMs = { retryCount: 100_000, retryDelay: 1, retryJitter: 0 };
  */
 function redlockMultiImpl(tuned: boolean): ImplSpec {
   return {
-    id: `redlock-multi${tuned ? '-1ms' : ''}`,
-    label: `redlock 5.0.0-beta.2, multi-resource acquire (${tuned ? '1 ms retry' : 'defaults'})`,
-    family: 'peer',
-    tuned,
+    ...redlockImpl(
+      `redlock-multi${tuned ? '-1ms' : ''}`,
+      `redlock 5.0.0-beta.2, multi-resource acquire (${tuned ? '1 ms retry' : 'defaults'})`,
+      (c) => new NodeRedlock([c.ioredis], tuned ? oneMs : {}) as RedlockLike,
+      tuned,
+      randomNames,
+    ),
     limit: Number.MAX_SAFE_INTEGER,
-    create(clients, key) {
-      const redlock = new NodeRedlock([clients.ioredis], tuned ? oneMs : {}) as RedlockLike;
-      let tries = 0;
-      return {
-        async acquire() {
-          try {
-            const lock = await redlock.acquire(randomNames(key), TTL_MS);
-            tries += lock.attempts.length;
-            return () => lock.release();
-          } catch (error) {
-            tries += (error as { attempts?: unknown[] }).attempts?.length ?? 0;
-            throw error;
-          }
-        },
-        tries: () => tries,
-      };
-    },
   };
 }
 
