@@ -1,7 +1,7 @@
 -- multi-release: release every name a MultiMutex holds, or unregister a waiter that gave up. Each
 -- name is released as a Mutex's (release-or-leave.lua): handed straight to its oldest live Mutex
 -- waiter, or freed; each name left free wakes its MultiMutex waiters ("token:free" on each one's
--- channel).
+-- channel, once per waiter however many of its names this release frees).
 -- Five keys per name, in the acquirer's order, as multi-acquire.lua takes them.
 -- KEYS[1] the lock key (its value: the holder, see holder.lua)
 -- KEYS[2] the fencing counter of the lock
@@ -23,6 +23,8 @@
 local me = ARGV[1]
 local n = #KEYS / 5
 local all = true
+-- A waiter registered on several of the names freed is woken once: each wake is an attempt.
+local woken = {}
 for i = 1, n do
   local base = (i - 1) * 5
   local lock_key, waiters_key = KEYS[base + 1], KEYS[base + 5]
@@ -34,7 +36,12 @@ for i = 1, n do
     local after = decode_holder(redis.call('get', lock_key))
     if not after then
       local waiters = redis.call('hgetall', waiters_key)
-      for j = 1, #waiters, 2 do notify(waiters[j + 1], waiters[j] .. ':free') end
+      for j = 1, #waiters, 2 do
+        if not woken[waiters[j]] then
+          woken[waiters[j]] = true
+          notify(waiters[j + 1], waiters[j] .. ':free')
+        end
+      end
     end
   elseif not (released and released.prev == me) and not (holder and holder.prev == me) then
     all = false
