@@ -36,14 +36,12 @@ export abstract class ScriptedLock<
     name: string,
     options: unknown,
     resolveOptions: (options: unknown) => Readonly<Options>,
-    /** The name whose keys and channel are this lock's (a MultiMutex's first; its own name is all its names, checked by it). */
-    keysName?: string,
   ) {
-    const checkedName = keysName === undefined ? checkName('name', name) : name;
+    const checkedName = checkName('name', name);
     const context = contextFor(client);
     super(checkedName, resolveOptions(options));
     this.context = context;
-    this.keys = lockKeys(this.options.prefix, keysName ?? name);
+    this.keys = lockKeys(this.options.prefix, name);
     this.grantedChannel = clientChannel(context, this.keys.grantedChannelPrefix);
   }
 
