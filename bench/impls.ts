@@ -13,6 +13,7 @@ import {
 import NodeRedlock from 'redlock';
 import { createLock, createRedlock, IoredisAdapter } from 'redlock-universal';
 import type { NodeRedisClient } from '../src/index.js';
+import { randomNames } from '../tools/lock-kinds/multi-mutex.js';
 import { lockKinds } from '../tools/lock-kinds/registry.js';
 import { luaLock, originalLock } from './book-locks.js';
 import { basicSemaphore, fairSemaphore } from './book-semaphores.js';
@@ -98,6 +99,8 @@ function redlockImpl(
   label: string,
   make: (clients: Clients) => RedlockLike,
   tuned: boolean,
+  /** The resources of one acquisition (default: the cell's key alone). */
+  resources: (key: string) => string[] = (key) => [key],
 ): ImplSpec {
   return {
     id,
@@ -110,7 +113,7 @@ function redlockImpl(
       return {
         async acquire() {
           try {
-            const lock = await redlock.acquire([key], TTL_MS);
+            const lock = await redlock.acquire(resources(key), TTL_MS);
             tries += lock.attempts.length;
             return () => lock.release();
           } catch (error) {
@@ -125,6 +128,23 @@ function redlockImpl(
 }
 
 const oneMs = { retryCount: 100_000, retryDelay: 1, retryJitter: 0 };
+
+/**
+ * node-redlock's multi-resource acquire on one server (`redlock.acquire([a, b, c], ttl)`), each
+ * acquisition taking random names as the Locksmith MultiMutex cell does: its peer.
+ */
+function redlockMultiImpl(tuned: boolean): ImplSpec {
+  return {
+    ...redlockImpl(
+      `redlock-multi${tuned ? '-1ms' : ''}`,
+      `redlock 5.0.0-beta.2, multi-resource acquire (${tuned ? '1 ms retry' : 'defaults'})`,
+      (c) => new NodeRedlock([c.ioredis], tuned ? oneMs : {}) as RedlockLike,
+      tuned,
+      randomNames,
+    ),
+    limit: Number.MAX_SAFE_INTEGER,
+  };
+}
 
 /** redlock-universal on one server (`createLock`) or three (`createRedlock`), defaults or tuned. */
 function universalImpl(tuned: boolean, servers: 1 | 3): ImplSpec {
@@ -320,6 +340,8 @@ export const impls: readonly ImplSpec[] = [
     (c) => new NodeRedlock([c.ioredis], oneMs) as RedlockLike,
     true,
   ),
+  redlockMultiImpl(false),
+  redlockMultiImpl(true),
   redlockImpl(
     'sesame',
     '@sesamecare-oss/redlock (defaults)',

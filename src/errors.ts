@@ -18,7 +18,8 @@ export type LockErrorCode =
   | 'REDIS_UNAVAILABLE'
   | 'NOT_REPLICATED'
   | 'REDIS_ERROR'
-  | 'UNEXPECTED_REPLY';
+  | 'UNEXPECTED_REPLY'
+  | 'CROSS_SLOT';
 
 export class LockError extends Error {
   override readonly name: string = 'LockError';
@@ -303,5 +304,21 @@ function safeJson(value: unknown): string {
     );
   } catch {
     return String(value);
+  }
+}
+
+/**
+ * A `MultiMutex` on a Redis Cluster client was given names in more than one hash slot: its
+ * all-or-none step is one script, which Redis runs only over keys of one slot. Give the names one
+ * hash tag (the text before the first `}` of each name, since a lock's keys are `prefix:{name}…`:
+ * `order}sku-1`, `order}sku-2`), or take them as separate locks in one fixed order.
+ */
+export class CrossSlotError extends LockError {
+  override readonly name = 'CrossSlotError';
+  constructor(readonly names: readonly string[]) {
+    super(
+      'CROSS_SLOT',
+      `MultiMutex names ${JSON.stringify(names)} are in more than one Redis Cluster hash slot: a MultiMutex takes its names in one script, so on a cluster they must share a hash tag (the text before the first \`}\` of each name, e.g. \`order}sku-1\`, \`order}sku-2\`)`,
+    );
   }
 }

@@ -31,6 +31,8 @@ export interface QueueArrival {
 /** What an attempt that took the lock learned: the grant its lease is built from. */
 export interface Grant {
   readonly fencingToken: number;
+  /** Each name's fencing token, for a lock over several names (MultiMutex); else the one name's. */
+  readonly fencingTokens?: Readonly<Record<string, number>>;
   /** Monotonic instant no later than the moment the lease's TTL started on the server. */
   readonly sentAt: number;
   /**

@@ -203,3 +203,19 @@ export function checkClientList(name: string, value: unknown): readonly unknown[
   });
   return value;
 }
+
+/**
+ * The names of a lock over several names (MultiMutex): a non-empty array of names (each as
+ * `checkName`), no two the same. Returns a frozen copy.
+ */
+export function checkNames(name: string, value: unknown): readonly string[] {
+  if (!Array.isArray(value)) fail(TypeError, name, 'a non-empty array of lock names', value);
+  if (value.length === 0) fail(RangeError, name, 'a non-empty array of lock names', value);
+  const seen = new Set<string>();
+  value.forEach((each, i) => {
+    checkName(`${name}[${i}]`, each);
+    if (seen.has(each)) fail(RangeError, `${name}[${i}]`, 'a name not given before (duplicate names)', each);
+    seen.add(each);
+  });
+  return Object.freeze([...(value as string[])]);
+}

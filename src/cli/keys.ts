@@ -8,7 +8,8 @@
  *   (Semaphore, ReadWriteLock).
  * - `:fence`: the fencing counter, kept for ever: a lock that was ever taken has one.
  * - `:holds`: a ReentrantMutex's other holds; `:limit`: a Semaphore's stored limit.
- * - `:queue`, `:waiting`, `:waiters`, `:line`, `:last-released`: waiters and bookkeeping.
+ * - `:queue`, `:waiting`, `:waiters`, `:line`, `:last-released`, `:multi-waiting` (MultiMutex): waiters
+ *   and bookkeeping.
  */
 
 export const DEFAULT_PREFIX = 'locksmith';

@@ -34,6 +34,12 @@ export class Lease implements AsyncDisposable {
   readonly token: string;
   /** Strictly increasing per lock name; compare it at the protected resource. */
   readonly fencingToken: number;
+  /**
+   * Each name's fencing token, by name: a lock over several names (`MultiMutex`) has one per name,
+   * strictly increasing per name (`fencingToken` is then its first name's); any other lock has its
+   * one name's, the same as `fencingToken`.
+   */
+  readonly fencingTokens: Readonly<Record<string, number>>;
   /** How many attempts the acquisition took (redis_exp_lock's `lock` return value). */
   readonly attempts: number;
 
@@ -86,6 +92,7 @@ export class Lease implements AsyncDisposable {
     this.name = plan.name;
     this.token = plan.token;
     this.fencingToken = grant.fencingToken;
+    this.fencingTokens = grant.fencingTokens ?? Object.freeze({ [plan.name]: grant.fencingToken });
     this.attempts = won.attempts;
     this.grantedAt = grant.sentAt;
     this.backend = backend;

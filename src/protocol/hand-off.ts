@@ -109,7 +109,7 @@ export function handOffRelease(
 ): ScriptCall<HandOffReleased> {
   return scriptCall(
     scripts.handOffRelease,
-    [...queueKeys(keys)],
+    [...queueKeys(keys), keys.multiWaiting],
     [params.token, params.skipUnreached ? '1' : '0', String(params.handOffAfterMs), params.quiet ? '1' : '0'],
     (reply) => {
       const code = asInteger('hand-off-release', reply);

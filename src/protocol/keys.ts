@@ -46,6 +46,11 @@ export interface LockKeys {
    */
   readonly line: string;
   /**
+   * The MultiMutex waiters stopped by this name (a hash: waiter token → the channel it is woken on),
+   * woken by a MultiMutex release that leaves the name free (multi-release.lua).
+   */
+  readonly multiWaiting: string;
+  /**
    * Prefix of the channels hand-offs are announced on (one per client: `…:granted:<client id>`).
    * A cluster client's id starts with `SHARDED_CHANNEL_MARK`: see there.
    */
@@ -70,6 +75,7 @@ export function lockKeys(prefix: string, name: string): LockKeys {
     queue: `${base}:queue`,
     waiting: `${base}:waiting`,
     line: `${base}:line`,
+    multiWaiting: `${base}:multi-waiting`,
     grantedChannelPrefix: `${base}:granted:`,
   });
 }

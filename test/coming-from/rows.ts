@@ -22,6 +22,7 @@ import {
   LockLostError,
   LockOwner,
   LockTimeoutError,
+  MultiMutex,
   Mutex,
   ReadWriteLock,
   RedisExpLock,
@@ -60,6 +61,7 @@ export interface Vars {
   key: string;
   lockname: string;
   resource: string;
+  resources: string[];
   name: string;
   identifier: string;
   acquireTimeout: number | undefined;
@@ -386,6 +388,28 @@ const definedRows = [
       await holder.release();
       const lease = (await s.acquire(vars({ mutex, duration: 300 }))) as Lease;
       await assertExpiresUnextended(env, lease, 300);
+    },
+  }),
+  defineRow({
+    youUsed: 'node-redlock `redlock.acquire([a, b, c], duration)` (several resources at once)',
+    snippets: { acquire: ({ client, resources, duration }) => new MultiMutex(client, resources).acquire({ ttlMs: duration }) },
+    inLocksmith: (c) =>
+      `${c.acquire}: every resource or none, one script per attempt (on a cluster the names share a hash tag); a waiter holds none of them and is woken by a release instead of retrying. \`lease.fencingTokens\` has each resource's token.`,
+    async check(s, env) {
+      const resources = [env.name(), env.name(), env.name()];
+      const holder = await new Mutex(env.other, resources[1] as string, { ttlMs: 60_000 }).acquire();
+      const waiting = track(s.acquire(vars({ client: env.client, resources, duration: 5_000 })) as Promise<Lease>);
+      const registered = async () => Number(await env.admin.command('HLEN', `${lockKey(resources[1] as string)}:multi-waiting`));
+      await waitUntil('the waiter waits for the held resource', async () => (await registered()) === 1);
+      assert.equal(await held(env, lockKey(resources[0] as string)), false, 'it holds none while it waits');
+      await holder.release();
+      const outcome = await waiting.result;
+      assert.ok('value' in outcome, 'woken by the release');
+      for (const r of resources) assert.equal(await held(env, lockKey(r)), true);
+      assert.deepEqual(Object.keys(outcome.value.fencingTokens), resources);
+      assert.ok((outcome.value.fencingTokens[resources[1] as string] as number) > holder.fencingToken);
+      await outcome.value.release();
+      for (const r of resources) assert.equal(await held(env, lockKey(r)), false);
     },
   }),
   defineRow({
@@ -722,6 +746,23 @@ const definedRows = [
       const second = (await s.lock(vars({ mutex: new Mutex(env.other, first.name) }))) as Lease;
       assert.ok(s.token(vars({ lease: second })) > token, 'tokens increase');
       await second.release();
+    },
+  }),
+  defineRow({
+    youUsed: 'Redisson `getMultiLock(lock1, lock2, lock3).lock()` (RedissonMultiLock)',
+    snippets: { lock: ({ client, resources }) => new MultiMutex(client, resources).acquire({ timeoutMs: Infinity }) },
+    inLocksmith: (c) =>
+      `${c.lock}: waits for ever for every name, holding none meanwhile (one script takes them all); each name stays a \`Mutex\` of its own, the watchdog extends them all at once, and losing one aborts \`lease.signal\``,
+    async check(s, env) {
+      const resources = [env.name(), env.name()];
+      const lease = (await s.lock(vars({ client: env.client, resources }))) as Lease;
+      assert.equal(lease.ttlMs, 30_000);
+      for (const r of resources) assert.ok((await pttl(env, lockKey(r))) > 29_000);
+      assert.equal(await new Mutex(env.other, resources[1] as string).tryAcquire(), null, 'each name excludes a Mutex');
+      await env.admin.command('DEL', lockKey(resources[1] as string));
+      assert.equal(await lease.isOwned(), false, 'one name lost: the lease is lost');
+      await lease.release();
+      assert.equal(await held(env, lockKey(resources[0] as string)), false, 'its release frees every name it still held');
     },
   }),
   defineRow({

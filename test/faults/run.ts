@@ -10,7 +10,8 @@
  * Options: --only <text> runs the scenarios whose name contains it; --lanes <n> (FAULTS_LANES) how many
  * scenarios run at once, each on its own workers and servers (default: one per core); --scenario-ms <ms> sets the
  * fault phase of each fast scenario (FAULTS_SCENARIO_MS); --locks mutex,fair-mutex (FAULTS_LOCKS)
- * picks the primitives every scenario runs for (default: mutex, fair-mutex, semaphore, redlock-mutex;
+ * picks the primitives every scenario runs for (default: mutex, fair-mutex, semaphore, redlock-mutex,
+ * multi-mutex (a MultiMutex over each lock name and a partner name, judged by the first);
  * reentrant-mutex and read-write-lock on request; scenarios marked `exclusive` skip the Semaphore).
  * redlock-mutex (a RedlockMutex on three redis-servers, each behind its own proxy) runs only the
  * scenarios written for three nodes (`redlockScenarios`: minority and majority of nodes lost, a
@@ -70,7 +71,7 @@ const profile = values.profile === 'soak' ? 'soak' : 'fast';
 const primitives = (
   values.locks ??
   process.env.FAULTS_LOCKS ??
-  'mutex,fair-mutex,semaphore,redlock-mutex'
+  'mutex,fair-mutex,semaphore,redlock-mutex,multi-mutex'
 ).split(',') as LockId[];
 
 interface Planned {

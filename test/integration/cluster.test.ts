@@ -9,8 +9,10 @@ import { contextFor } from '../../src/adapters/client-context.js';
 import { runScript } from '../../src/adapters/run-script.js';
 import {
   ClientClosedError,
+  CrossSlotError,
   FairMutex,
   type Lease,
+  MultiMutex,
   Mutex,
   NotReplicatedError,
   RedisCommandError,
@@ -100,6 +102,27 @@ for (const kind of clusterClientKinds) {
   describe(`scripts on a cluster (${kind.name})`, () => {
     const clients = clusterForSuite(kind, () => shared);
     const name = nameMaker(`cluster-${kind.name}`);
+
+    test('a MultiMutex over names in several slots is refused; over one hash tag it runs', async () => {
+      const { a, b } = clients;
+      const [x, y] = [name(), name()];
+      assert.throws(() => new MultiMutex(a.client, [x, y]), CrossSlotError);
+      const names = [`${x}}1`, `${x}}2`, x];
+      const lease = await new MultiMutex(a.client, names).acquire();
+      assert.deepEqual(Object.keys(lease.fencingTokens), names);
+      assert.equal(await new Mutex(b.client, `${x}}2`).tryAcquire(), null, 'a Mutex on one name is excluded');
+      const waiting = awaitedLater(
+        new MultiMutex(b.client, [`${x}}2`, `${x}}3`]).acquire({ timeoutMs: 20_000 }),
+      );
+      await until(async () => {
+        const key = `locksmith:{${x}}2}:multi-waiting`;
+        // The node's reply is raw RESP (":1\r\n").
+        return /^:1\r/.test(await (await shared.primaryFor(key)).command('HLEN', key));
+      }, 'the waiter registers');
+      assert.equal(await lease.release(), true);
+      const next = await within(waiting, 15_000, 'the waiter, woken by the release');
+      await next.release();
+    });
 
     test('locks whose names fall on every primary: acquire, exclude, release, fencing tokens grow', async () => {
       const { a, b } = clients;

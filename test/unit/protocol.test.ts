@@ -20,6 +20,7 @@ import {
   handOffRelease,
 } from '../../src/protocol/hand-off.js';
 import { lockKeys, reentrantKeys, semaphoreKeys } from '../../src/protocol/keys.js';
+import { multiAcquire, multiExtend, multiRelease } from '../../src/protocol/multi-mutex.js';
 import { rwDowngrade } from '../../src/protocol/read-write-lock.js';
 import { PLACE_TOLERANCE_MS, redlockAcquire, redlockRelease } from '../../src/protocol/redlock.js';
 import {
@@ -88,6 +89,11 @@ const calls = {
   reentrantInspect: reentrantInspect(rkeys),
   rwDowngrade: rwDowngrade({ ...keys, ...semaphoreKeys(keys) }, { token, limit: 9 }),
   ...semaphoreCalls(keys, token),
+  // One name: the headers declare one name's keys (five, or one for multi-extend); more names
+  // repeat them.
+  multiAcquire: multiAcquire([keys], { token, ttlMs: 1000, entryTtlMs: 300, channel: 'g', label: 'host:1' }),
+  multiRelease: multiRelease([keys], token),
+  multiExtend: multiExtend([keys], token, 1000),
 };
 
 /** The highest n of `-- KEYS[n]` / `-- ARGV[n]` lines in a .lua file's header. */
@@ -123,7 +129,13 @@ describe('typed script calls', () => {
       'host:1',
       '1795000000050',
     ]);
-    assert.deepEqual(calls.handOffRelease.keys, [keys.lock, keys.fence, keys.queue, keys.waiting]);
+    assert.deepEqual(calls.handOffRelease.keys, [
+      keys.lock,
+      keys.fence,
+      keys.queue,
+      keys.waiting,
+      keys.multiWaiting,
+    ]);
     assert.deepEqual(calls.handOffRelease.args, [token, '1', '5', '1']);
     assert.deepEqual(handOffRelease(keys, { token, skipUnreached: false, handOffAfterMs: 0 }).args, [
       token,
@@ -132,6 +144,16 @@ describe('typed script calls', () => {
       '0',
     ]);
     assert.deepEqual(calls.raiseFence.keys, [keys.fence, keys.lock]);
+    const other = lockKeys('p', 'other');
+    const nameKeys = (k: typeof keys) => [k.lock, k.fence, k.queue, k.waiting, k.multiWaiting];
+    assert.deepEqual(
+      multiAcquire([keys, other], { token, ttlMs: 1000, entryTtlMs: 300, channel: 'g', label: 'host:1' })
+        .keys,
+      [...nameKeys(keys), ...nameKeys(other)],
+    );
+    assert.deepEqual(calls.multiAcquire.args, [token, '1000', '300', 'g', 'host:1']);
+    assert.deepEqual(multiExtend([keys, other], token, 1000).keys, [keys.lock, other.lock]);
+    assert.deepEqual(multiRelease([keys, other], token).keys, [...nameKeys(keys), ...nameKeys(other)]);
     assert.deepEqual(calls.redlockAcquire.keys, [keys.lock, keys.fence, keys.line, keys.waiting]);
     assert.deepEqual(calls.redlockAcquire.args, [
       token,
@@ -166,7 +188,7 @@ describe('typed script calls', () => {
       rkeys.holds,
     ]);
     assert.deepEqual(calls.reentrantAcquire.args, [token, '1000', '300', 'g', '1', '1', 'host:1']);
-    assert.deepEqual(calls.reentrantRelease.keys, [...calls.handOffRelease.keys, rkeys.holds]);
+    assert.deepEqual(calls.reentrantRelease.keys, [...calls.handOffAcquire.keys, rkeys.holds]);
     assert.deepEqual(calls.reentrantExtend.keys, [keys.lock, rkeys.holds]);
     assert.deepEqual(calls.reentrantInspect.keys, [keys.lock, keys.fence, keys.queue, rkeys.holds]);
     assert.deepEqual(calls.rwDowngrade.keys, [

@@ -28,6 +28,14 @@ import type {
 } from '../../src/index.js';
 import { type FaultFacet, leaseHolds } from '../../test/faults/toolkit/held-lock.js';
 import type { TestClient } from '../../test/fixtures/clients.js';
+import {
+  MULTI_NAMES,
+  MULTI_PICK,
+  multiMutexHolds,
+  multiMutexOf,
+  multiWaiters,
+  randomNames,
+} from './multi-mutex.js';
 import { READ_WRITE_PERMITS, readWriteHolds, readWriteRoles } from './read-write-lock.js';
 import {
   CONTRACT_REDLOCK_OPTIONS,
@@ -80,6 +88,11 @@ export interface LockKind<L extends ContractLock = ContractLock, Variant extends
    * calls in Redis. Absent: the kind never batches, and always hands over.
    */
   readonly alone?: Partial<LockOptions>;
+  /**
+   * A release wakes every waiter registered on what it freed, not one (MultiMutex: a waiter's other
+   * names may still be held, so waking one alone could leave the freed name idle while others wait).
+   */
+  readonly wakesEveryWaiter?: boolean;
   /** How the fault suite's workers hold it (absent: the fault suite does not run it). */
   readonly fault?: FaultFacet;
   /** Its cells in the bench (absent: not benchmarked). */
@@ -178,6 +191,42 @@ export function lockKinds(lib: Library): readonly LockKind[] {
       alone: mutexAlone,
     },
     plainLock(lib.FairMutex, { name: 'FairMutex', fault: 'fair-mutex', bench: 'fair' }),
+    lockKind({
+      // Over two names (the contract's, and a partner of its own: multi-mutex.ts).
+      name: 'MultiMutex',
+      create: (client, name, options) => multiMutexOf(lib, client, name, options),
+      waiters: multiWaiters,
+      wakesEveryWaiter: true,
+      fault: { id: 'multi-mutex', label: 'MultiMutex/2', holds: (at) => multiMutexHolds(lib, at) },
+      bench: {
+        id: 'multi',
+        label: `MultiMutex, ${MULTI_PICK} random of ${MULTI_NAMES} names`,
+        cells: [{ section: 'locks', client: 'ioredis' }],
+        // Holders of disjoint sets hold at once: the cell's single-key overlap count does not apply
+        // (the contract and fault suites judge exclusion).
+        limit: Number.MAX_SAFE_INTEGER,
+        isTry: locksmithTry,
+        create: (clients, key, cell) => {
+          const client = clients[cell.client];
+          // One lock object per set of names, made on first use (as the other cells make one per
+          // key): the order of a set changes nothing of all-or-none, so sets are sorted first.
+          const locks = new Map<string, InstanceType<Library['MultiMutex']>>();
+          return {
+            async acquire() {
+              const names = randomNames(key).sort();
+              const id = names.join('\n');
+              let lock = locks.get(id);
+              if (!lock) {
+                lock = new lib.MultiMutex(client, names, { ttlMs: TTL_MS });
+                locks.set(id, lock);
+              }
+              const lease = await lock.acquire();
+              return () => lease.release();
+            },
+          };
+        },
+      },
+    }),
     lockKind({
       name: 'ReentrantMutex',
       create: (client, name, options) => new lib.ReentrantMutex(client, name, options),

@@ -5,6 +5,10 @@
 -- KEYS[2] the fencing counter of the lock
 -- KEYS[3] the queue: a list of waiter entries, oldest first
 -- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
+-- KEYS[5] the MultiMutex waiters stopped by this lock (a hash: token -> channel; multi-acquire.lua,
+--         which also marks the holder's queue as not known to be empty, so this release takes the
+--         slow path): a release that leaves the lock free publishes "token:free" to each (absent:
+--         nobody is woken)
 -- ARGV[1] the token that releases the lock, or whose queue entry is removed
 -- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody (its process is gone; Mutex),
 --         '0' to hand it the lock anyway (FairMutex: its place is kept even while its subscriber
@@ -50,4 +54,12 @@ end
 -- #include release-or-leave.lua
 local queue = arrival_queue(KEYS[3], KEYS[4], tonumber(ARGV[3] or '0'), ARGV[4] == '1')
 local lock = hand_off_lock(KEYS[1], KEYS[2], queue, 1)
-return release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')
+local reply = release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')
+if reply ~= 0 and holder and holder.token == ARGV[1] and KEYS[5] then
+  -- MultiMutex waiters stopped by this holder ask again once the lock is free (not handed over).
+  local multi = redis.call('hgetall', KEYS[5])
+  if #multi > 0 and not decode_holder(redis.call('get', KEYS[1])) then
+    for i = 1, #multi, 2 do notify(multi[i + 1], multi[i] .. ':free') end
+  end
+end
+return reply

@@ -1,0 +1,155 @@
+import type { RedisClient } from '../adapters/client-types.js';
+import { CrossSlotError } from '../errors.js';
+import { type Checks, defaultLockOptions, type LockOptions, lockChecks, resolveOptions } from '../options.js';
+import type { Plan } from '../plan.js';
+import { handOffInspect } from '../protocol/hand-off.js';
+import { type LockKeys, lockKeys } from '../protocol/keys.js';
+import type { LockState } from '../protocol/lock-state.js';
+import { multiAcquire, multiExtend, multiRelease } from '../protocol/multi-mutex.js';
+import { checkNames } from '../validation.js';
+import type { Attempts, Outcome } from '../waiting/attempts.js';
+import { Wake } from '../waiting/wake.js';
+import { BARGING_WAITER_TTL_MS } from './hand-off-lock.js';
+import { ScriptedLock } from './scripted-lock.js';
+
+/** How a MultiMutex behaves: every lock's options (no batching, no hand-off window). */
+export interface MultiMutexOptions extends LockOptions {}
+
+export const defaultMultiMutexOptions: Readonly<MultiMutexOptions> = Object.freeze({ ...defaultLockOptions });
+
+const multiMutexChecks: Checks<MultiMutexOptions> = { ...lockChecks };
+
+/** Checks a MultiMutex's options and merges them over the defaults into a new frozen object. */
+export function resolveMultiMutexOptions(options: unknown): Readonly<MultiMutexOptions> {
+  return resolveOptions(options, defaultMultiMutexOptions, multiMutexChecks);
+}
+
+/** The Redis Cluster hash tag of a name's keys (`prefix:{name}…`): the name up to its first `}`. */
+export function nameHashTag(name: string): string {
+  const close = name.indexOf('}');
+  return close === -1 ? name : name.slice(0, close);
+}
+
+/**
+ * A lock over several names at once, all or none: a caller holds every name or none of them. Each
+ * name is a `Mutex`'s own lock (the same keys), so a `Mutex` on `"a"` and a MultiMutex on
+ * `["a", "b"]` exclude each other.
+ *
+ * ```ts
+ * const skus = new MultiMutex(redis, ['sku:1', 'sku:7', 'sku:9'], { ttlMs: 10_000 });
+ * await using lease = await skus.acquire();
+ * lease.fencingTokens['sku:7']; // each name's fencing token
+ * ```
+ *
+ * Each attempt is one script over every name: it takes them all when all are free, else takes
+ * nothing and registers the caller on the names that stopped it. A caller never holds a part while
+ * waiting for the rest, so overlapping sets cannot deadlock, in any order. The caller is woken
+ * (pub/sub, no polling) when a release (a MultiMutex's or a Mutex's) leaves one of those names free,
+ * and asks again at the latest when the holder that stopped it would expire. It never joins a
+ * name's Mutex queue: a Mutex release hands a name to the Mutex's own queued waiters, never to a
+ * MultiMutex waiter. Fairness: none promised; a MultiMutex waiter barges like a Mutex's free-lock
+ * acquire, may be overtaken by callers whose names become free first, and waits at most as long as
+ * some caller keeps one of its names taken (no bound across names, no FIFO).
+ *
+ * Its `name` (and its leases') is the first name; `names` has them all. The lease's `fencingTokens`
+ * has each name's token; `fencingToken` is the first name's. Its
+ * watchdog extends every name in one script, all or none: a name lost is the lease lost.
+ *
+ * On a Redis Cluster client every name must share one hash tag (one slot), else the constructor
+ * throws a `CrossSlotError`.
+ */
+export class MultiMutex extends ScriptedLock<MultiMutexOptions, LockState> {
+  /** The names, in the order given (a frozen copy). */
+  readonly names: readonly string[];
+  /** @internal Each name's keys, in the order of `names`. */
+  readonly nameKeys: readonly LockKeys[];
+
+  constructor(client: RedisClient, names: readonly string[], options?: Partial<MultiMutexOptions>) {
+    const checked = checkNames('names', names);
+    // Its `name` (the leases', the events') and its own keys and channel are the first name's.
+    super(client, checked[0] as string, options, resolveMultiMutexOptions);
+    this.names = checked;
+    this.nameKeys = Object.freeze(checked.map((name) => lockKeys(this.options.prefix, name)));
+    if (this.context.driver.topology === 'cluster' && new Set(checked.map(nameHashTag)).size > 1) {
+      throw new CrossSlotError(checked);
+    }
+  }
+
+  /** @internal */
+  protected planAttempts(plan: Plan<MultiMutexOptions>): Attempts {
+    const { token, options } = plan;
+    const { clock, wakeOnRelease } = options;
+    const wakeMessage = `${token}:free`;
+    const channel = this.wakeChannel((message) => message === wakeMessage);
+    // A single try registers nothing; a waiter that does not listen waits on its timer alone.
+    const registers = plan.mode === 'wait' && wakeOnRelease;
+    const entryTtlMs = registers ? BARGING_WAITER_TTL_MS : 0;
+    const { names } = this;
+    return {
+      attempt: async (): Promise<Outcome> => {
+        const sentAt = clock.now();
+        const sentAtWall = clock.wallNow?.();
+        const result = await this.run(
+          multiAcquire(this.nameKeys, {
+            token,
+            ttlMs: options.ttlMs,
+            entryTtlMs,
+            channel: registers ? channel.channel : '',
+            label: options.label,
+          }),
+        );
+        if (result.acquired) {
+          const fencingTokens: Record<string, number> = {};
+          names.forEach((name, i) => {
+            fencingTokens[name] = result.fencingTokens[i] as number;
+          });
+          return {
+            acquired: true,
+            fencingToken: result.fencingTokens[0] as number,
+            fencingTokens: Object.freeze(fencingTokens),
+            sentAt,
+            sentAtWall,
+          };
+        }
+        const bound = result.waitBoundMs;
+        return {
+          acquired: false,
+          holderPttlMs: bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY,
+          // The registration is renewed by the next attempt: wake before it lapses.
+          ...(registers ? { renewInMs: entryTtlMs / 2, leftState: true } : {}),
+        };
+      },
+      wake: wakeOnRelease ? new Wake([channel]) : undefined,
+    };
+  }
+
+  /** @internal Releases every name `token` holds (each handed to its Mutex waiters, or freed). */
+  protected sendRelease(token: string): Promise<boolean> {
+    return this.run(multiRelease(this.nameKeys, token));
+  }
+
+  /** @internal Extends every name, all or none. */
+  protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
+    return this.run(multiExtend(this.nameKeys, token, ttlMs));
+  }
+
+  /**
+   * @internal The lock's state as `inspect()` shows it: the first name's (its holder, the last
+   * fencing token; `locked` when any holder holds the first name).
+   */
+  protected async readState(): Promise<LockState> {
+    const { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel } = await this.run(
+      handOffInspect(this.keys),
+    );
+    return { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel };
+  }
+
+  /** @internal Whether `token` holds every name (one extension by 0 ms would change them: ask each). */
+  protected override async holds(token: string): Promise<boolean> {
+    for (const keys of this.nameKeys) {
+      const state = await this.run(handOffInspect(keys));
+      if (state.ownerToken !== token) return false;
+    }
+    return true;
+  }
+}

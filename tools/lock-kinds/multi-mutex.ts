@@ -1,0 +1,64 @@
+/**
+ * What the harnesses know of the MultiMutex beyond its constructor: the names it takes for one lock
+ * name of the contract or the fault suite, and how its waiters are counted.
+ *
+ * A harness names one lock; the MultiMutex takes that name and a partner name of its own (same hash
+ * tag, so it runs on a cluster too). Every name is a Mutex's own lock, so the harness's checks of
+ * the first name (its key holds the holder, its counter the fencing token) are a Mutex's; the
+ * partner is only ever taken together with it, so a holder of the first name holds both.
+ */
+import type { RedisClient } from '../../src/index.js';
+import {
+  acquireAs,
+  fromLease,
+  type HoldContext,
+  type LockAdapter,
+} from '../../test/faults/toolkit/held-lock.js';
+import type { TestClient } from '../../test/fixtures/clients.js';
+import type { Library } from './registry.js';
+
+/** The names a MultiMutex takes for the harness's lock `name`: it, and a partner in its hash tag. */
+export function multiNames(name: string): string[] {
+  return [name, `${name}}+partner`];
+}
+
+/** A MultiMutex over `multiNames(name)`. */
+export function multiMutexOf(lib: Library, client: RedisClient, name: string, options?: object) {
+  return new lib.MultiMutex(client, multiNames(name), options);
+}
+
+/** Waiters registered on the first name (a waiter registers on every name that stopped it). */
+export async function multiWaiters(
+  lock: { readonly keys: { readonly lock: string } },
+  redis: TestClient,
+): Promise<number> {
+  return Number(await redis.command('HLEN', `${lock.keys.lock}:multi-waiting`));
+}
+
+/** A fault-suite worker's hold: both names, judged by the first (its key and fencing token). */
+export function multiMutexHolds(lib: Library, at: HoldContext): LockAdapter {
+  const lock = multiMutexOf(lib, at.client, at.name, at.options);
+  return {
+    acquire: async (signal) => {
+      const lease = await acquireAs(at.config, lock, signal, {});
+      return fromLease(lease, lock.keys.lock);
+    },
+  };
+}
+
+/** The bench's multi-name cell: each acquisition takes `MULTI_PICK` random names of `MULTI_NAMES`. */
+export const MULTI_NAMES = 20;
+export const MULTI_PICK = 3;
+
+/**
+ * `MULTI_PICK` distinct random names of the cell's `MULTI_NAMES` (`key}0` … `key}19`: one hash tag),
+ * in random order: callers with overlapping sets in any order must not deadlock.
+ */
+export function randomNames(key: string): string[] {
+  const all = Array.from({ length: MULTI_NAMES }, (_, i) => `${key}}${i}`);
+  for (let i = all.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [all[i], all[j]] = [all[j] as string, all[i] as string];
+  }
+  return all.slice(0, MULTI_PICK);
+}
