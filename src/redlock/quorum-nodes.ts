@@ -1,8 +1,8 @@
-import type { ClientContext } from '../adapters/client-context.js';
+import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import { runScript } from '../adapters/run-script.js';
 import { Backoff } from '../backoff.js';
 import type { Clock } from '../clock.js';
-import { QuorumError } from '../errors.js';
+import { QuorumError, UnsupportedClientError } from '../errors.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { raiseFence } from '../protocol/fencing-counter.js';
 import type { LockKeys } from '../protocol/keys.js';
@@ -18,6 +18,22 @@ const RESEND_MAX_MS = 100;
 /** A RedlockMutex's state: the quorum's view, and each node's own (undefined: it did not answer). */
 export interface RedlockState extends LockState {
   readonly nodes: readonly (LockState | undefined)[];
+}
+
+/**
+ * One context per client of a Redlock kind (`kind` names it in the refusal). A cluster client is
+ * refused: Redlock's servers are independent Redis servers, each a node of the quorum; one Redis
+ * Cluster is one deployment, for a single-deployment kind.
+ */
+export function nodeContexts(kind: string, clients: readonly unknown[], instead: string): ClientContext[] {
+  const contexts = clients.map((client) => contextFor(client));
+  if (contexts.some((node) => node.topology === 'cluster')) {
+    throw new UnsupportedClientError(
+      `a cluster client (an ioredis Cluster or a node-redis createCluster()) as a ${kind} node. ` +
+        `Pass one client per independent Redis server, or use a ${instead} on the cluster client`,
+    );
+  }
+  return contexts;
 }
 
 /**
@@ -104,6 +120,24 @@ export class QuorumNodes {
   }
 
   /**
+   * A release (or a leave) on every node: true when a quorum released it; false when so many nodes
+   * did not hold it that no quorum did. It is sent to every node, but settles once a quorum
+   * answered: a node that is down costs no wait. A node where it failed or got no answer gets it
+   * again in the background for `ttlMs`: a leave that never arrived would leave the call in that
+   * node's line or queue, to be handed the lock later while nobody waits (its process still
+   * listens, so the hand-off is not skipped): held by nobody until its TTL runs out.
+   */
+  releaseEverywhere(
+    call: () => ScriptCall<boolean>,
+    waitMs: number,
+    clock: Clock,
+    ttlMs: number,
+  ): Promise<boolean> {
+    const until = clock.now() + ttlMs;
+    return this.answer('release', call(), waitMs, (node) => this.resend(node, call, waitMs, clock, until));
+  }
+
+  /**
    * Sends `call()` again to `node`, in the background, until the node answers or `clock` passes
    * `until`: a release or a leave that never arrived would leave the token in that node's line.
    */
@@ -133,7 +167,7 @@ export class QuorumNodes {
    * only a fault costs a second round trip.
    */
   async raiseFence(
-    keys: LockKeys,
+    keys: Pick<LockKeys, 'fence' | 'lock'>,
     fencingToken: number,
     grants: readonly (NodeGrant | undefined)[],
     have: number,
@@ -154,19 +188,29 @@ export class QuorumNodes {
     return written >= this.quorum;
   }
 
-  /** The quorum's view: the owner a quorum agrees on; rejects without a quorum of answers. */
-  async inspect(call: ScriptCall<LockState>, timeoutMs: number): Promise<RedlockState> {
+  /**
+   * Each node's answer to a read-only `call` (undefined where a node did not answer); rejects with
+   * a `QuorumError` without a quorum of answers.
+   */
+  async states<State>(call: ScriptCall<State>, timeoutMs: number): Promise<(State | undefined)[]> {
     const replies = await this.ask(call, timeoutMs);
-    const nodes = replies.map((r): LockState | undefined => {
-      if (r.outcome !== 'value') return undefined;
-      const { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel } = r.value;
-      return { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel };
-    });
-    const answered = nodes.filter((n): n is LockState => n !== undefined);
-    if (answered.length < this.quorum) {
+    const answered = replies.filter((r) => r.outcome === 'value').length;
+    if (answered < this.quorum) {
       const outcomes = replies.map((r) => nodeOutcome(r, () => true));
       throw new QuorumError(this.lockName, 'inspect', this.quorum, outcomes);
     }
+    return replies.map((r) => (r.outcome === 'value' ? r.value : undefined));
+  }
+
+  /** The quorum's view: the owner a quorum agrees on; rejects without a quorum of answers. */
+  async inspect(call: ScriptCall<LockState>, timeoutMs: number): Promise<RedlockState> {
+    const states = await this.states(call, timeoutMs);
+    const nodes = states.map((state): LockState | undefined => {
+      if (!state) return undefined;
+      const { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel } = state;
+      return { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel };
+    });
+    const answered = nodes.filter((n): n is LockState => n !== undefined);
     const lastFencingToken = Math.max(...answered.map((n) => n.lastFencingToken));
     const owners = new Map<string, number[]>();
     for (const node of answered) {
