@@ -11,7 +11,7 @@ import type { Attempts, Outcome } from '../waiting/attempts.js';
 import { type QueueEntry, Ticket } from '../waiting/ticket.js';
 import { Wake, type WakeChannel } from '../waiting/wake.js';
 import { type NodeReply, nodeOutcome } from './fan-out.js';
-import { LinePlace } from './line-place.js';
+import { LinePlace, type NodeGrant } from './line-place.js';
 import { quorumFreeInMs, SPLIT_BACKOFF_MAX_MS, tally } from './quorum.js';
 import type { QuorumNodes } from './quorum-nodes.js';
 
@@ -59,6 +59,12 @@ export interface QuorumKind {
    * the lock without a word to it, so it looks again once the window is over. 0: none.
    */
   readonly handOffAfterMs: number;
+  /**
+   * A check of a quorum's grant before it counts, read after the grants are in place (a kind whose
+   * per-node grants alone do not make it safe: a semaphore's, see redlock-semaphore.ts). False:
+   * the grant is given back everywhere and the call steps to the back of the line. Absent: none.
+   */
+  confirm?(token: string, timeoutMs: number): Promise<boolean>;
 }
 
 /** The per-node timeout for a TTL: `nodeTimeoutMs`, at most a third of the TTL. */
@@ -179,11 +185,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
       // A minority nobody will complete (the nodes disagree on who is next: one missed a waiter,
       // a node is down, or a single try took a free node): give everything back and step to the
       // back of the line.
-      await nodes.sendTo(kind.releaseCall(token), timeoutMs, () => true);
-      line.gaveBack();
-      line.moveToBack();
-      const backoffMs = splits.next(Math.max(1, clock.now() - sentAt));
-      return { acquired: false, holderPttlMs: Math.max(1, backoffMs) };
+      return this.stepBack(sentAt);
     }
     splits.reset();
     if (line.held() > 0) {
@@ -265,7 +267,6 @@ class QuorumCall<Options extends QuorumWaitOptions> {
     sent: { readonly sentAt: number; readonly sentAtWall: number | undefined } | undefined,
   ): Outcome | Promise<Outcome> {
     const { line, nodes, kind } = this;
-    const { token } = this.plan;
     const grants = [...line.granted()];
     const sentAt = line.quorumSentAt();
     let fencingToken = 0;
@@ -281,12 +282,46 @@ class QuorumCall<Options extends QuorumWaitOptions> {
     };
     const have = grants.filter((g) => g?.fencingToken === fencingToken).length;
     const { quorum } = nodes;
-    if (have >= quorum) return outcome;
-    const { timeoutMs } = this;
-    return nodes.raiseFence(kind.fenceKeys, fencingToken, grants, have, timeoutMs).then(async (written) => {
-      if (written) return outcome;
+    if (have >= quorum && !kind.confirm) return outcome;
+    return this.writtenBack(fencingToken, grants, have).then((confirmed) => {
+      if (confirmed) return outcome;
+      return this.stepBack(sent?.sentAt ?? sentAt);
+    });
+  }
+
+  /**
+   * The fencing token written back to a quorum (when it is not there yet), then the kind's check:
+   * true once both hold. Rejects with a `QuorumError` (the grant given back) when the write-back
+   * reached no quorum.
+   */
+  private async writtenBack(
+    fencingToken: number,
+    grants: readonly (NodeGrant | undefined)[],
+    have: number,
+  ): Promise<boolean> {
+    const { nodes, kind, timeoutMs } = this;
+    const { token } = this.plan;
+    const { quorum } = nodes;
+    const written =
+      have >= quorum || (await nodes.raiseFence(kind.fenceKeys, fencingToken, grants, have, timeoutMs));
+    if (!written) {
       await nodes.sendTo(kind.releaseCall(token), timeoutMs, () => true);
       throw new QuorumError(kind.name, 'acquire (fencing token write-back)', quorum, []);
-    });
+    }
+    return kind.confirm ? kind.confirm(token, timeoutMs) : true;
+  }
+
+  /**
+   * A grant the kind's check refused: given back everywhere, and the call steps to the back of the
+   * line, backing off as after a split vote (the other callers it collided with do the same).
+   */
+  private async stepBack(sentAt: number): Promise<Outcome> {
+    const { nodes, kind, line, timeoutMs, splits } = this;
+    const { token, options } = this.plan;
+    await nodes.sendTo(kind.releaseCall(token), timeoutMs, () => true);
+    line.gaveBack();
+    line.moveToBack();
+    const backoffMs = splits.next(Math.max(1, options.clock.now() - sentAt));
+    return { acquired: false, holderPttlMs: Math.max(1, backoffMs) };
   }
 }

@@ -40,7 +40,7 @@ export type { RedlockState } from './quorum-nodes.js';
  * minority held for longer than a node may take to answer is given back everywhere and the call
  * steps to the back of the line, so it never blocks the others. The fencing token is the highest
  * over the quorum, written back to a quorum (when it is not there yet) before the acquisition
- * counts. First come, first served; there is no Redlock Semaphore (docs/api.md, "RedlockMutex").
+ * counts. First come, first served; its waiting (quorum-acquire.ts) is the RedlockSemaphore's too.
  */
 export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   /** @internal The Redis keys of this lock, the same on every node. */

@@ -3,7 +3,8 @@
 -- quorum of nodes this way, so any later quorum, which shares a node with this one, starts above it.
 -- Also usable by an operator to restore a counter a node lost.
 -- KEYS[1] the fencing counter of the lock (never expires)
--- KEYS[2] the lock key (its value: the holder, see holder.lua)
+-- KEYS[2] the lock key (its value: the holder, see holder.lua; a Semaphore's sorted set of
+--         holders, whose members carry their own tokens, is left alone)
 -- ARGV[1] the value the counter must reach, an integer below 2^53
 -- Reply: the counter afterwards (max of its value and ARGV[1]).
 -- The holder's value (or a release's) records the counter, and a release (or the next acquire)
@@ -16,6 +17,7 @@ local floor = tonumber(ARGV[1])
 local current = tonumber(redis.call('get', KEYS[1]) or '0')
 if current >= floor then return current end
 redis.call('set', KEYS[1], string.format('%d', floor))
+if redis.call('type', KEYS[2]).ok ~= 'string' then return floor end
 local holder, released = decode_holder(redis.call('get', KEYS[2]))
 if holder and holder.fence and holder.fence < floor then
   local _, now = server_time()
