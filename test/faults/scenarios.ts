@@ -489,14 +489,27 @@ function someNodes(n: number, count: number): number[] {
 interface NodeHit<Node> {
   hurt(node: Node): unknown;
   heal(node: Node): unknown;
+  /**
+   * The fault lasts its whole time even when the phase ends meanwhile: a server frozen for less
+   * than a TTL, or restarted empty after less, would be another scenario.
+   */
+  readonly whole?: boolean;
 }
 
 /** A node black-holed (its proxy swallows every byte, as in a partition), then healed (reset). */
 const blackhole: NodeHit<FaultProxy> = { hurt: (p) => p.blackhole(), heal: (p) => p.heal() };
 /** A server frozen (SIGSTOP), then resumed. */
-const sigstop: NodeHit<RedisServer> = { hurt: (node) => node.pause(), heal: (node) => node.resume() };
+const sigstop: NodeHit<RedisServer> = {
+  hurt: (node) => node.pause(),
+  heal: (node) => node.resume(),
+  whole: true,
+};
 /** A server killed (`kill -9`; the suite's servers keep no data), then restarted empty. */
-const restartEmpty: NodeHit<RedisServer> = { hurt: (node) => node.kill(), heal: (node) => node.restart() };
+const restartEmpty: NodeHit<RedisServer> = {
+  hurt: (node) => node.kill(),
+  heal: (node) => node.restart(),
+  whole: true,
+};
 
 /** Every `everyMs`, `count` of `pool` drawn at random hurt at once, counted as `name`, healed after `ms`. */
 async function nodesAtATime<Node>(
@@ -513,7 +526,7 @@ async function nodesAtATime<Node>(
     const chosen = someNodes(pool.length, fault.count).map((i) => pool[i] as Node);
     await Promise.all(chosen.map((node) => fault.hurt(node)));
     ctx.count(fault.name);
-    if (fault.ms > 0) await ctx.wait(fault.ms);
+    if (fault.ms > 0) await (fault.whole ? delay(fault.ms) : ctx.wait(fault.ms));
     await Promise.all(chosen.map((node) => fault.heal(node)));
   });
 }
