@@ -89,7 +89,7 @@ export function answerWaitFor(nodeTimeoutMs: number, ttlMs: number): number {
  * first send, or from the quorum's hand-off). A minority held for longer than a node may take to
  * answer is given back everywhere and the call steps to the back of the line, so it never blocks
  * the others. The fencing token is the highest over the quorum, written back to a quorum (when it
- * is not there yet) before the acquisition counts.
+ * is not there yet: claimed, see QuorumNodes.claimFence) before the acquisition counts.
  */
 export function quorumAttempts<Options extends QuorumWaitOptions>(
   nodes: QuorumNodes,
@@ -258,10 +258,10 @@ class QuorumCall<Options extends QuorumWaitOptions> {
   }
 
   /**
-   * The acquisition a quorum of grants makes: the highest of their fencing tokens, written back to
-   * as many nodes as a quorum still needs (none when the nodes' counters move together, see
-   * redlock-acquire.lua), counted from the instant the quorum's grants date from. Known without a
-   * round trip when no write-back is needed.
+   * The acquisition a quorum of grants makes: the highest of their fencing tokens, claimed on a
+   * quorum (QuorumNodes.claimFence: none needed when a quorum handed out that very value, as when
+   * the nodes' counters move together, see redlock-acquire.lua), counted from the instant the
+   * quorum's grants date from. Known without a round trip when no claim or check is needed.
    */
   won(
     sent: { readonly sentAt: number; readonly sentAtWall: number | undefined } | undefined,
@@ -283,36 +283,40 @@ class QuorumCall<Options extends QuorumWaitOptions> {
     const have = grants.filter((g) => g?.fencingToken === fencingToken).length;
     const { quorum } = nodes;
     if (have >= quorum && !kind.confirm) return outcome;
-    return this.writtenBack(fencingToken, grants, have).then((confirmed) => {
-      if (confirmed) return outcome;
+    return this.claimed(fencingToken, grants, have).then((claimed) => {
+      if (claimed > 0) return { ...outcome, fencingToken: claimed };
       return this.stepBack(sent?.sentAt ?? sentAt);
     });
   }
 
   /**
-   * The fencing token written back to a quorum (when it is not there yet), then the kind's check:
-   * true once both hold. Rejects with a `QuorumError` (the grant given back) when the write-back
-   * reached no quorum.
+   * The fencing token claimed on a quorum (when a quorum did not hand it out), then the kind's
+   * check: the token once both hold, 0 when the claim was refused (another holder granted at once
+   * took that value) or the check failed. Rejects with a `QuorumError` (the grant given back) when
+   * no quorum answered the claim.
    */
-  private async writtenBack(
+  private async claimed(
     fencingToken: number,
     grants: readonly (NodeGrant | undefined)[],
     have: number,
-  ): Promise<boolean> {
+  ): Promise<number> {
     const { nodes, kind, timeoutMs } = this;
     const { token } = this.plan;
     const { quorum } = nodes;
-    const written =
-      have >= quorum || (await nodes.raiseFence(kind.fenceKeys, fencingToken, grants, have, timeoutMs));
-    if (!written) {
+    const claimed =
+      have >= quorum
+        ? fencingToken
+        : await nodes.claimFence(kind.fenceKeys, fencingToken, grants, have, timeoutMs);
+    if (claimed === undefined) {
       await nodes.sendTo(kind.releaseCall(token), timeoutMs, () => true);
       throw new QuorumError(kind.name, 'acquire (fencing token write-back)', quorum, []);
     }
-    return kind.confirm ? kind.confirm(token, timeoutMs) : true;
+    if (claimed === 0 || !kind.confirm) return claimed;
+    return (await kind.confirm(token, timeoutMs)) ? claimed : 0;
   }
 
   /**
-   * A grant the kind's check refused: given back everywhere, and the call steps to the back of the
+   * A grant the kind's check or the fencing claim refused: given back everywhere, and the call steps to the back of the
    * line, backing off as after a split vote (the other callers it collided with do the same).
    */
   private async stepBack(sentAt: number): Promise<Outcome> {

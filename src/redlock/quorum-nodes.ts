@@ -14,6 +14,20 @@ import { quorumSize, tally, verdict } from './quorum.js';
 /** A call re-sent to one node after a failure backs off on this schedule. */
 const RESEND_FIRST_MS = 5;
 const RESEND_MAX_MS = 100;
+/** How many values an acquisition's fencing claim tries before the grant is given back. */
+const CLAIM_ROUNDS = 3;
+
+/**
+ * The nodes a quorum's token is written back to, in order: those that granted a lower one (they
+ * just answered), then those that granted nothing.
+ */
+function writeBackOrder(grants: readonly (NodeGrant | undefined)[], fencingToken: number): number[] {
+  const nodes = grants.map((grant, node) => ({ grant, node }));
+  return [
+    ...nodes.filter(({ grant }) => grant && grant.fencingToken !== fencingToken),
+    ...nodes.filter(({ grant }) => !grant),
+  ].map(({ node }) => node);
+}
 
 /** A RedlockMutex's state: the quorum's view, and each node's own (undefined: it did not answer). */
 export interface RedlockState extends LockState {
@@ -162,9 +176,9 @@ export class QuorumNodes {
   /**
    * Raises the fencing counter to `fencingToken` on as many nodes as a quorum still needs (`have`
    * nodes handed out that very value, so hold it already); true once a quorum holds at least it. Any
-   * later quorum shares a node with that one, so it starts above. Nodes that granted this call come
-   * first (they just answered); a node that fails is replaced by the next one, in another wave, so
-   * only a fault costs a second round trip.
+   * later quorum shares a node with that one, so it starts above. For a holder that no one else holds
+   * with at once (a RedlockMutex's batch reserving tokens); an acquisition claims its token instead
+   * (`claimFence`).
    */
   async raiseFence(
     keys: Pick<LockKeys, 'fence' | 'lock'>,
@@ -173,19 +187,69 @@ export class QuorumNodes {
     have: number,
     timeoutMs: number,
   ): Promise<boolean> {
-    const nodes = grants.map((grant, node) => ({ grant, node }));
-    const candidates = [
-      ...nodes.filter(({ grant }) => grant && grant.fencingToken !== fencingToken),
-      ...nodes.filter(({ grant }) => !grant),
-    ].map(({ node }) => node);
     const call = raiseFence(keys, { atLeast: fencingToken });
-    let written = have;
-    while (written < this.quorum && candidates.length > 0) {
-      const wave = candidates.splice(0, this.quorum - written);
-      const replies = await fanOut(wave.length, (i) => this.run(wave[i] as number, call), timeoutMs);
-      written += replies.filter((r) => r.outcome === 'value').length;
+    const order = writeBackOrder(grants, fencingToken);
+    return (await this.spread(call, order, have, timeoutMs, () => true)).taken >= this.quorum;
+  }
+
+  /**
+   * Claims `fencingToken` (the highest of a quorum's grants) on a quorum: a node takes it when it
+   * handed out that very value to this call (`have` of them) or when its counter was below it and
+   * is raised to it; a node whose counter already reached it does not count, as it may have handed
+   * that value to another holder or taken another quorum's claim of it. Two claims of one value
+   * would need a quorum each, and any two quorums share a node, so a token claimed is this call's
+   * alone; any later quorum shares a node with this one, so it starts above. Refused by a quorum's
+   * answers (holders granted at once by other quorums), it claims a fresh value above every counter
+   * seen, on every node, up to `CLAIM_ROUNDS` times. Resolves with the token claimed, 0 when still
+   * refused, undefined when no quorum answered.
+   */
+  async claimFence(
+    keys: Pick<LockKeys, 'fence' | 'lock'>,
+    fencingToken: number,
+    grants: readonly (NodeGrant | undefined)[],
+    have: number,
+    timeoutMs: number,
+  ): Promise<number | undefined> {
+    let token = fencingToken;
+    let order = writeBackOrder(grants, token);
+    let taken = have;
+    for (let round = 0; round < CLAIM_ROUNDS; round += 1) {
+      const call = raiseFence(keys, { atLeast: token });
+      const claim = await this.spread(call, order, taken, timeoutMs, (reply) => reply.raised);
+      if (claim.taken >= this.quorum) return token;
+      if (taken + claim.answers.length < this.quorum) return undefined;
+      token = Math.max(token, ...claim.answers.map((reply) => reply.counter)) + 1;
+      order = this.contexts.map((_, node) => node);
+      taken = 0;
     }
-    return written >= this.quorum;
+    return 0;
+  }
+
+  /**
+   * Sends `call` to the `order`ed nodes, as many at once as a quorum still needs after `taken`, until
+   * a quorum took it (`took` says whether a node's answer counts); a node that fails or refuses is
+   * replaced by the next one, in another wave, so only a fault or a refusal costs a round trip.
+   */
+  private async spread<T>(
+    call: ScriptCall<T>,
+    order: readonly number[],
+    taken: number,
+    timeoutMs: number,
+    took: (reply: T) => boolean,
+  ): Promise<{ taken: number; answers: T[] }> {
+    const candidates = [...order];
+    const answers: T[] = [];
+    let count = taken;
+    while (count < this.quorum && candidates.length > 0) {
+      const wave = candidates.splice(0, this.quorum - count);
+      const replies = await fanOut(wave.length, (i) => this.run(wave[i] as number, call), timeoutMs);
+      for (const reply of replies) {
+        if (reply.outcome !== 'value') continue;
+        answers.push(reply.value);
+        if (took(reply.value)) count += 1;
+      }
+    }
+    return { taken: count, answers };
   }
 
   /**

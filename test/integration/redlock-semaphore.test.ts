@@ -214,6 +214,36 @@ describe('RedlockSemaphore', () => {
     });
   });
 
+  test('two holders granted at once by quorums that share one server get different fencing tokens', async () => {
+    // X is granted by servers 0 and 2, Y by servers 1 and 2, at once (limit 5: both hold). Servers 0
+    // and 1 start at the same counter, far above server 2's (a token written back there earlier), so
+    // each quorum's maximum is K + 1 from its own server, and both are written back to server 2.
+    const lockName = name();
+    const K = 2 ** 52;
+    for (const node of [0, 1])
+      await (live[node] as TestClient).command('SET', lockKeys(PREFIX, lockName).fence, String(K));
+    const proxied = await Promise.all(servers.map((s) => FaultProxy.start({ port: s.port })));
+    const own = await Promise.all(proxied.map((p) => ioredisKind.create(p.url)));
+    try {
+      // X's client for server 1 and Y's for server 0 go through a black-holed proxy.
+      const viewOf = (down: number) =>
+        new RedlockSemaphore(
+          live.map((c, i) => (i === down ? (own[i] as TestClient).client : c.client)),
+          lockName,
+          { limit: 5, ttlMs: 5_000, nodeTimeoutMs: 200 },
+        );
+      (proxied[0] as FaultProxy).blackhole();
+      (proxied[1] as FaultProxy).blackhole();
+      const [x, y] = await Promise.all([viewOf(1).acquire(), viewOf(0).acquire()]);
+      assert.ok(x.fencingToken > K && y.fencingToken > K, `${x.fencingToken}, ${y.fencingToken}`);
+      assert.notEqual(x.fencingToken, y.fencingToken, 'a fencing token handed to two holders');
+      await Promise.all([x.release(), y.release()]);
+    } finally {
+      for (const p of proxied) await p.close();
+      await Promise.all(own.map((c) => c.close().catch(() => {})));
+    }
+  });
+
   test('release and extension reach every server, also one that missed the release at first', async () => {
     await throughProxies(
       { limit: 2, ttlMs: 5_000, nodeTimeoutMs: 200, autoExtend: false },
