@@ -174,25 +174,6 @@ export class QuorumNodes {
   }
 
   /**
-   * Raises the fencing counter to `fencingToken` on as many nodes as a quorum still needs (`have`
-   * nodes handed out that very value, so hold it already); true once a quorum holds at least it. Any
-   * later quorum shares a node with that one, so it starts above. For a holder that no one else holds
-   * with at once (a RedlockMutex's batch reserving tokens); an acquisition claims its token instead
-   * (`claimFence`).
-   */
-  async raiseFence(
-    keys: Pick<LockKeys, 'fence' | 'lock'>,
-    fencingToken: number,
-    grants: readonly (NodeGrant | undefined)[],
-    have: number,
-    timeoutMs: number,
-  ): Promise<boolean> {
-    const call = raiseFence(keys, { atLeast: fencingToken });
-    const order = writeBackOrder(grants, fencingToken);
-    return (await this.spread(call, order, have, timeoutMs, () => true)).taken >= this.quorum;
-  }
-
-  /**
    * Claims `fencingToken` (the highest of a quorum's grants) on a quorum: a node takes it when it
    * handed out that very value to this call (`have` of them) or when its counter was below it and
    * is raised to it; a node whose counter already reached it does not count, as it may have handed
@@ -201,7 +182,9 @@ export class QuorumNodes {
    * alone; any later quorum shares a node with this one, so it starts above. Refused by a quorum's
    * answers (holders granted at once by other quorums), it claims a fresh value above every counter
    * seen, on every node, up to `CLAIM_ROUNDS` times. Resolves with the token claimed, 0 when still
-   * refused, undefined when no quorum answered.
+   * refused, undefined when no quorum answered. With `raiseOnly` (a holder no one else holds with
+   * at once: a RedlockMutex's batch reserving tokens) every node that answers counts, and it
+   * resolves with `fencingToken` or undefined.
    */
   async claimFence(
     keys: Pick<LockKeys, 'fence' | 'lock'>,
@@ -209,15 +192,16 @@ export class QuorumNodes {
     grants: readonly (NodeGrant | undefined)[],
     have: number,
     timeoutMs: number,
+    raiseOnly = false,
   ): Promise<number | undefined> {
     let token = fencingToken;
     let order = writeBackOrder(grants, token);
     let taken = have;
     for (let round = 0; round < CLAIM_ROUNDS; round += 1) {
       const call = raiseFence(keys, { atLeast: token });
-      const claim = await this.spread(call, order, taken, timeoutMs, (reply) => reply.raised);
+      const claim = await this.spread(call, order, taken, timeoutMs, (reply) => raiseOnly || reply.raised);
       if (claim.taken >= this.quorum) return token;
-      if (taken + claim.answers.length < this.quorum) return undefined;
+      if (raiseOnly || taken + claim.answers.length < this.quorum) return undefined;
       token = Math.max(token, ...claim.answers.map((reply) => reply.counter)) + 1;
       order = this.contexts.map((_, node) => node);
       taken = 0;

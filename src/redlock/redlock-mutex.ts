@@ -170,7 +170,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const have = reserved.filter((t) => t === top).length;
     if (have >= this.nodes.quorum) return top;
     const grants = tops.map((t) => (t === undefined ? undefined : { fencingToken: t, sentAt: 0 }));
-    return (await this.nodes.raiseFence(this.keys, top, grants, have, timeoutMs)) ? top : 0;
+    return (await this.nodes.claimFence(this.keys, top, grants, have, timeoutMs, true)) ?? 0;
   }
 
   /** @internal The quorum's view: the owner a quorum agrees on; rejects without a quorum of answers. */
