@@ -12,8 +12,7 @@ export function printSemaphoreTargets(
   fmt: Format,
   pct: (value: number) => string,
 ): void {
-  // One server: the semaphores over three servers have their own targets (redlock-targets.ts).
-  const semaphores = cells.filter((c) => c.limit > 1 && c.csMs === 0 && c.servers === 1);
+  const semaphores = cells.filter((c) => c.limit > 1 && c.csMs === 0);
   const ours = semaphores.filter((c) => c.family === 'locksmith');
   if (ours.length === 0) return;
   const lines: string[] = [];
