@@ -65,7 +65,9 @@ describe(`Mutex: barging until the oldest waiter has waited handOffAfterMs (${ki
         label: '',
         arrivalMs,
       });
-      return call.decode(await a.command('EVAL', call.script.source, String(call.keys.length), ...call.keys, ...call.args));
+      return call.decode(
+        await a.command('EVAL', call.script.source, String(call.keys.length), ...call.keys, ...call.args),
+      );
     };
     return { heard, attempt, close: () => subscriber.quit() };
   }
@@ -118,7 +120,13 @@ describe(`Mutex: barging until the oldest waiter has waited handOffAfterMs (${ki
       handOffAfterMs: 60_000,
       quiet: true,
     });
-    const reply = await a.command('EVAL', release.script.source, String(release.keys.length), ...release.keys, ...release.args);
+    const reply = await a.command(
+      'EVAL',
+      release.script.source,
+      String(release.keys.length),
+      ...release.keys,
+      ...release.args,
+    );
     assert.equal(release.decode(reply), 'waiter-asleep');
     const taken = await within(waiting, 20_000, 'the waiter takes the lock once due');
     assert.equal((await holder.inspect()).ownerToken, taken.token);
