@@ -3,7 +3,7 @@
  * processes, a crashed holder's permits come back after its TTL, no client clock (fast, slow or
  * skewed) can let more holders in, FIFO order across processes, k permits all or nothing with no
  * overtaking, harmless double release, `setLimit` at run time, waiters that give up or die leave
- * the queue. (The lock contract runs for it with limit 1 in lock-contract.test.ts; bad input in
+ * the queue. (The lock contract runs for it with limit 1 in contract/semaphore.test.ts; bad input in
  * bad-input.test.ts.) Events are ordered by observable state; time bounds are generous on purpose.
  */
 import assert from 'node:assert/strict';
