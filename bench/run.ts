@@ -13,7 +13,7 @@
  * key through one lock object per process (as each implementation creates it), for Locksmith's Mutex
  * and the fastest peers (`PXC_DEFAULT_IMPLS`; with --only, every implementation it selects).
  *
- * Options: --quick (a smoke run: each cell one 500 ms window, no warm-up), --duration-ms=N (each
+ * Options: --quick (a smoke run: each cell one 250 ms window, no warm-up), --duration-ms=N (each
  * cell's measured window; 5,000), --warmup-ms=N (unmeasured run before each cell's window; 1,000),
  * --clients=1,2,5,10 (`none`: no N × 1 cells, nor the uncontended table),
  * --pxc=4x25,2x50 (the P × C cells; 4x25 with --quick; `none`: no P × C cells), --cs-ms=0,1,
@@ -77,14 +77,14 @@ function parseArgs(argv: string[]): Config {
   return {
     quick,
     // The smoke run (CI) proves every cell runs, without errors or violations: one short window each.
-    durationMs: Number(value('duration-ms') ?? (quick ? 500 : 5_000)),
+    durationMs: Number(value('duration-ms') ?? (quick ? 250 : 5_000)),
     warmupMs: Number(value('warmup-ms') ?? (quick ? 0 : 1_000)),
     clientCounts: list('clients') ?? (quick ? [1, 10] : [1, 2, 5, 10]),
     pxc,
     csMs: list('cs-ms') ?? (quick ? [0] : [0, 1]),
     only: value('only') ? new RegExp(value('only') as string) : undefined,
     reverse: argv.includes('--reverse'),
-    multiKeyDurationMs: quick ? 500 : 3_000,
+    multiKeyDurationMs: quick ? 250 : 3_000,
     benchmarkRequests: quick ? 20_000 : 200_000,
     cpuProfDir: value('cpu-prof-dir'),
   };
