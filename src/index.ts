@@ -63,7 +63,12 @@ export {
 } from './options.js';
 export { defaultFairLockOptions, type FairLockOptions, FairMutex } from './primitives/fair-mutex.js';
 export type { LockedWork } from './primitives/lock-shell.js';
-export { defaultMultiMutexOptions, MultiMutex, type MultiMutexOptions } from './primitives/multi-mutex.js';
+export {
+  defaultMultiMutexOptions,
+  MultiMutex,
+  type MultiMutexOptions,
+  type MultiMutexState,
+} from './primitives/multi-mutex.js';
 export { defaultMutexOptions, Mutex, type MutexOptions } from './primitives/mutex.js';
 export { type ReadLock, ReadWriteLock, type WriteLock } from './primitives/read-write-lock.js';
 export {

@@ -15,6 +15,12 @@ import { ScriptedLock } from './scripted-lock.js';
 /** How a MultiMutex behaves: every lock's options (no batching, no hand-off window). */
 export interface MultiMutexOptions extends LockOptions {}
 
+/** A MultiMutex's state: `locked` when any name is held (an acquire would wait), each name's own. */
+export interface MultiMutexState extends LockState {
+  /** Each name's state, in the order of `names`. The top-level fields other than `locked` are the first name's. */
+  readonly names: Readonly<Record<string, LockState>>;
+}
+
 export const defaultMultiMutexOptions: Readonly<MultiMutexOptions> = Object.freeze({ ...defaultLockOptions });
 
 const multiMutexChecks: Checks<MultiMutexOptions> = { ...lockChecks };
@@ -52,13 +58,14 @@ export function nameHashTag(name: string): string {
  * some caller keeps one of its names taken (no bound across names, no FIFO).
  *
  * Its `name` (and its leases') is the first name; `names` has them all. The lease's `fencingTokens`
- * has each name's token; `fencingToken` is the first name's. Its
+ * has each name's token; `fencingToken` is the first name's. `isLocked()` is true when any name is
+ * held; `inspect()` has each name's state in `names`. Its
  * watchdog extends every name in one script, all or none: a name lost is the lease lost.
  *
  * On a Redis Cluster client every name must share one hash tag (one slot), else the constructor
  * throws a `CrossSlotError`.
  */
-export class MultiMutex extends ScriptedLock<MultiMutexOptions, LockState> {
+export class MultiMutex extends ScriptedLock<MultiMutexOptions, MultiMutexState> {
   /** The names, in the order given (a frozen copy). */
   readonly names: readonly string[];
   /** @internal Each name's keys, in the order of `names`. */
@@ -134,14 +141,18 @@ export class MultiMutex extends ScriptedLock<MultiMutexOptions, LockState> {
   }
 
   /**
-   * @internal The lock's state as `inspect()` shows it: the first name's (its holder, the last
-   * fencing token; `locked` when any holder holds the first name).
+   * @internal The lock's state as `inspect()` shows it: each name's, read at once (not one
+   * snapshot: a name may change between the reads); `locked` when any name is held.
    */
-  protected async readState(): Promise<LockState> {
-    const { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel } = await this.run(
-      handOffInspect(this.keys),
-    );
-    return { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel };
+  protected async readState(): Promise<MultiMutexState> {
+    const states = await Promise.all(this.nameKeys.map((keys) => this.run(handOffInspect(keys))));
+    const names: Record<string, LockState> = {};
+    this.names.forEach((name, i) => {
+      const { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel } = states[i] as LockState;
+      names[name] = Object.freeze({ locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel });
+    });
+    const first = names[this.names[0] as string] as LockState;
+    return { ...first, locked: states.some((state) => state.locked), names: Object.freeze(names) };
   }
 
   /** @internal Whether `token` holds every name (one extension by 0 ms would change them: ask each). */

@@ -57,6 +57,31 @@ function multiMutexSuite(kind: ClientKind): void {
       await lease.release();
     });
 
+    test('isLocked and inspect see every name: a Mutex holding the second name locks it', async () => {
+      const [a, b] = [name(), name()];
+      const multi = new MultiMutex(redis.a.client, [a, b], { ttlMs: 10_000 });
+      assert.equal(await multi.isLocked(), false);
+      const held = await new Mutex(redis.b.client, b, { ttlMs: 10_000 }).acquire();
+      assert.equal(await multi.isLocked(), true, 'an acquire would wait: b is taken');
+      const state = await multi.inspect();
+      assert.equal(state.locked, true);
+      assert.deepEqual(Object.keys(state.names), [a, b]);
+      assert.equal(state.names[a]?.locked, false);
+      assert.equal(state.names[b]?.ownerToken, held.token);
+      assert.equal(state.names[b]?.lastFencingToken, held.fencingToken);
+      // The top-level fields are the first name's.
+      assert.equal(state.ownerToken, undefined);
+      await held.release();
+      const lease = await multi.acquire();
+      const mine = await multi.inspect();
+      for (const n of [a, b]) {
+        assert.equal(mine.names[n]?.ownerToken, lease.token);
+        assert.equal(mine.names[n]?.lastFencingToken, lease.fencingTokens[n]);
+      }
+      assert.equal(mine.ownerToken, lease.token);
+      await lease.release();
+    });
+
     test('a Mutex release wakes a MultiMutex waiter at once, not at the holder’s expiry', async () => {
       const [a, b] = [name(), name()];
       const held = await new Mutex(redis.b.client, b, { ttlMs: 30_000 }).acquire();
