@@ -34,15 +34,14 @@ export class Lease implements AsyncDisposable {
   readonly token: string;
   /** Strictly increasing per lock name; compare it at the protected resource. */
   readonly fencingToken: number;
-  /**
-   * Each name's fencing token, by name: a lock over several names (`MultiMutex`) has one per name,
-   * strictly increasing per name (`fencingToken` is then its first name's); any other lock has its
-   * one name's, the same as `fencingToken`.
-   */
-  readonly fencingTokens: Readonly<Record<string, number>>;
   /** How many attempts the acquisition took (redis_exp_lock's `lock` return value). */
   readonly attempts: number;
 
+  /**
+   * `fencingTokens`: the MultiMutex's from its grant; any other lock's, built (one entry, frozen) on
+   * the first read, since most leases are never asked.
+   */
+  private tokensByName: Readonly<Record<string, number>> | undefined;
   /** When the grant's request was sent (monotonic), for the `released` event's `heldMs`. */
   private readonly grantedAt: number;
   private state: LeaseState = 'held';
@@ -92,7 +91,7 @@ export class Lease implements AsyncDisposable {
     this.name = plan.name;
     this.token = plan.token;
     this.fencingToken = grant.fencingToken;
-    this.fencingTokens = grant.fencingTokens ?? Object.freeze({ [plan.name]: grant.fencingToken });
+    this.tokensByName = grant.fencingTokens;
     this.attempts = won.attempts;
     this.grantedAt = grant.sentAt;
     this.backend = backend;
@@ -131,6 +130,16 @@ export class Lease implements AsyncDisposable {
       return;
     }
     this.watchdog.start(grant.sentAt);
+  }
+
+  /**
+   * Each name's fencing token, by name: a lock over several names (`MultiMutex`) has one per name,
+   * strictly increasing per name (`fencingToken` is then its first name's); any other lock has its
+   * one name's, the same as `fencingToken`. Frozen; the same object at every read.
+   */
+  get fencingTokens(): Readonly<Record<string, number>> {
+    this.tokensByName ??= Object.freeze({ [this.name]: this.fencingToken });
+    return this.tokensByName;
   }
 
   /** Aborts with a `LockLostError` when the lock is lost. Never aborts because of `release()`. */

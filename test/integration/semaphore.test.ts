@@ -324,6 +324,30 @@ for (const kind of clientKinds) {
       await redis.a.command('DEL', semaphore.keys.lock);
     });
 
+    test("the queue's keys outlive every waiter's entry, whichever queued first, by one lifetime at most", async () => {
+      const pttl = async (key: string) => Number((await redis.server.command('PTTL', key)).slice(1));
+      for (const order of [
+        [20_000, 1_000],
+        [1_000, 20_000],
+      ]) {
+        const name = freshName();
+        const holder = await sem(name, 1).acquire();
+        const waiting: Promise<Lease>[] = [];
+        for (const [i, waiterTtlMs] of order.entries()) {
+          const waiter = sem(name, 1, { waiterTtlMs });
+          waiting.push(awaitedLater(waiter.acquire({ timeoutMs: 60_000 })));
+          await queued(waiter, i + 1);
+        }
+        const { queue, waiters } = sem(name, 1).semaphoreKeys;
+        for (const key of [queue, waiters]) {
+          const left = await pttl(key);
+          assert.ok(left > 15_000 && left <= 40_000, `${key}: ${left} ms left (order ${order})`);
+        }
+        await holder.release();
+        for (const lease of waiting) await (await lease).release();
+      }
+    });
+
     test('a waiter that times out or is aborted leaves the queue, one that crashed is skipped', async () => {
       const name = freshName();
       const semaphore = sem(name, 1);

@@ -93,6 +93,14 @@ describe('lease', () => {
     assert.ok(lease.isHeld);
   });
 
+  test("fencingTokens: its one name's token, frozen, the same object at every read", () => {
+    const { lease } = setup({ autoExtend: false });
+    const tokens = lease.fencingTokens;
+    assert.deepEqual(tokens, { job: 7 });
+    assert.ok(Object.isFrozen(tokens));
+    assert.equal(lease.fencingTokens, tokens);
+  });
+
   test('without auto-extension the signal aborts with LockLostError when validity runs out', async () => {
     const { lease, advance } = setup({ autoExtend: false });
     await advance(2_967);

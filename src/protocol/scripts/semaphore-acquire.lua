@@ -25,52 +25,80 @@
 --        setLimit): the request could never be granted, and it leaves the queue.
 -- Permits go to the caller only when no live waiter is ahead of it (after the queue was served
 -- with the free permits) and enough are free. Costs O(holders + waiters) when not acquired.
+-- Enough permits free and nobody queued (the uncontended path) grants before the queue's code is
+-- defined: every EVALSHA runs the whole chunk (as hand-off-acquire.lua does).
 -- #include server-time.lua
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
--- #include notify.lua
--- #include semaphore-queue.lua
 local t, now = server_time()
-local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
 local me, ttl, permits, label = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[7] or ''
 
 local holders = read_holders(KEYS[1], now, me)
-local bound
+local limit, head
 if holders then
   if holders.mine then
     hold_for(holders, holders.mine.member, ttl, now)
     return {1, holders.mine.fence, now}
   end
-  local limit = current_limit(KEYS[5], ARGV[4])
+  -- The limit in force: the one setLimit stored, else the caller's. Read once.
+  limit = tonumber(redis.call('get', KEYS[5]) or ARGV[4])
+  if permits <= limit - holders.held then
+    head = redis.call('lindex', KEYS[3], 0)
+  end
+  if head == false then
+    local fence = next_fence(KEYS[2], t)
+    hold_for(holders, holder_member(permits, fence, label, me), ttl, now)
+    return {1, fence, now}
+  end
+end
+-- #include notify.lua
+-- #include semaphore-queue.lua
+local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
+
+local bound
+if holders then
   if permits > limit then
     leave_queue(keys, me)
     return {-1, limit, now}
   end
-  local head = serve(keys, holders, limit, t, now, me)
-  if permits <= limit - holders.held and head ~= 'other' then
-    if head == 'me' then leave_queue(keys, me) end
-    return {1, grant(keys, holders, me, permits, ttl, label, t, now), now}
+  -- Serving the queue hands on only free permits: with none free, it would change nothing (dead
+  -- entries at the head are dropped by the next serve that can grant).
+  if limit > holders.held then
+    local at_head = serve(keys, holders, limit, t, now, me, head)
+    if permits <= limit - holders.held and at_head ~= 'other' then
+      if at_head == 'me' then leave_queue(keys, me) end
+      return {1, grant(keys, holders, me, permits, ttl, label, t, now), now}
+    end
   end
   bound = holders.first and math.max(0, holders.first - now) or -1
 else
   bound = redis.call('pttl', KEYS[1])
 end
 
+-- The other live waiters' lease TTLs bound the wait; their latest deadline is how long the queue
+-- keys must live already.
+local waiters = redis.call('hgetall', keys.waiters)
+local latest = 0
+for i = 1, #waiters, 2 do
+  local deadline, waiter_ttl = string.match(waiters[i + 1], '^(%d+)|(%d+)|')
+  deadline, waiter_ttl = tonumber(deadline), tonumber(waiter_ttl)
+  if waiters[i] ~= me and waiter_ttl then
+    if deadline > latest then latest = deadline end
+    if deadline >= now and (bound < 0 or waiter_ttl < bound) then bound = waiter_ttl end
+  end
+end
+
 local lifetime = tonumber(ARGV[5])
 if lifetime > 0 then
   local entry = queue_entry(now + lifetime, ttl, permits, ARGV[6], label)
-  if redis.call('hset', keys.waiters, me, entry) == 1 then redis.call('rpush', keys.queue, me) end
-  -- The queue keys outlive their longest-lived entry, and no longer: an abandoned queue goes away.
-  for _, key in ipairs({keys.queue, keys.waiters}) do
-    if redis.call('pttl', key) < lifetime then redis.call('pexpire', key, lifetime) end
-  end
-end
-local waiters = redis.call('hgetall', keys.waiters)
-for i = 1, #waiters, 2 do
-  local deadline, waiter_ttl = string.match(waiters[i + 1], '^(%d+)|(%d+)|')
-  waiter_ttl = tonumber(waiter_ttl)
-  if waiters[i] ~= me and waiter_ttl and tonumber(deadline) >= now and (bound < 0 or waiter_ttl < bound) then
-    bound = waiter_ttl
+  local created = redis.call('hset', keys.waiters, me, entry) == 1 and redis.call('rpush', keys.queue, me) == 1
+  -- The queue keys outlive their longest-lived entry, by at most one lifetime more: an abandoned
+  -- queue goes away. Their TTL is set only when it must grow, to twice this entry's lifetime, so
+  -- the entries that follow within a lifetime find it long enough. Both keys get the same TTL, so
+  -- the queue's tells both's, except when this write created one (no other entry, or empty list).
+  if #waiters == 0 or created or redis.call('pttl', keys.queue) < lifetime then
+    local keep = math.max(2 * lifetime, latest - now)
+    for _, key in ipairs({keys.queue, keys.waiters}) do redis.call('pexpire', key, keep) end
   end
 end
 return {0, bound, now}

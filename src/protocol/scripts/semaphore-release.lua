@@ -14,18 +14,29 @@
 --        removed; permits found free with live waiters queued are handed to them).
 -- Holders above a lowered limit keep their permits until they release; a release then hands on
 -- only what the limit leaves free.
+-- A holder nobody queued behind is released before the queue's code is defined (every EVALSHA runs
+-- the whole chunk).
 -- #include server-time.lua
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
--- #include notify.lua
--- #include semaphore-queue.lua
 local t, now = server_time()
-local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
 local me = ARGV[1]
--- The limit matters only to hand permits on: read it only when someone waits.
-local limit = function() return current_limit(KEYS[5], ARGV[2]) end
 
 local holders = read_holders(KEYS[1], now, me)
+local head
+if holders and holders.mine then
+  redis.call('zrem', KEYS[1], holders.mine.member)
+  holders.held = holders.held - holders.mine.permits
+  redis.call('set', KEYS[6], me, 'PX', 60000)
+  head = redis.call('lindex', KEYS[3], 0)
+  if not head then return 1 end
+end
+-- #include notify.lua
+-- #include semaphore-queue.lua
+local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
+-- The limit matters only to hand permits on: read it only when someone waits.
+local function limit() return tonumber(redis.call('get', KEYS[5]) or ARGV[2]) end
+
 if not holders then
   -- Another kind's key holds every permit: nothing to give back or hand on, but a waiter giving up
   -- still leaves the queue.
@@ -33,10 +44,7 @@ if not holders then
   return 0
 end
 if holders.mine then
-  redis.call('zrem', KEYS[1], holders.mine.member)
-  holders.held = holders.held - holders.mine.permits
-  redis.call('set', KEYS[6], me, 'PX', 60000)
-  serve(keys, holders, limit, t, now, '')
+  serve(keys, holders, limit, t, now, '', head)
   return 1
 end
 if redis.call('get', KEYS[6]) == me then return 1 end

@@ -2,22 +2,20 @@
 -- scripts that grant permits, and rw-downgrade.lua).
 -- Needs: next_fence (next-fence.lua), hold_for (semaphore-holders.lua), notify (notify.lua); reads
 -- no KEYS or ARGV.
--- Provides: current_limit(limit_key, given), grant(keys, holders, token, permits, ttl, label, t, now),
--- leave_queue(keys, token), drop_over_limit(keys, limit), serve(keys, holders, limit, t, now, me),
+-- Provides: grant(keys, holders, token, permits, ttl, label, t, now), leave_queue(keys, token),
+-- drop_over_limit(keys, limit), serve(keys, holders, limit, t, now, me, head),
 -- queue_entry(deadline, ttl, permits, channel, label), below (and its helpers decode_entry, refuse).
 -- The queue is a list of waiter tokens, oldest first; each waiter's entry is in a hash,
 -- token -> "<deadline ms (server time)>|<lease TTL ms>|<permits>|<#channel>|<grant channel><label>"
 -- (queue_entry builds one).
--- `keys` names them: {fence, queue, waiters}; `holders` is what read_holders returned.
-
--- The limit in force: the one `setLimit` stored for this name, else the caller's `limit` option.
-local function current_limit(limit_key, given)
-  return tonumber(redis.call('get', limit_key) or given)
-end
+-- `keys` names them: {fence, queue, waiters, last_fence}, last_fence being the fencing counter's
+-- value when the script has read it (nil: read it at the first grant); `holders` is what
+-- read_holders returned.
 
 -- Grants `permits` to `token` for `ttl` ms and returns its fencing token.
 local function grant(keys, holders, token, permits, ttl, label, t, now)
-  local fence = next_fence(keys.fence, t)
+  local fence = next_fence(keys.fence, t, keys.last_fence)
+  keys.last_fence = fence
   hold_for(holders, holder_member(permits, fence, label, token), ttl, now)
   holders.held = holders.held + permits
   return fence
@@ -77,11 +75,12 @@ end
 -- Stops at `me` (a waiter serving the queue on its own attempt decides for itself). A refused
 -- PUBLISH (an ACL user without channel permissions) is ignored, and an entry without a channel (a
 -- waiter that does not listen) is sent nothing: the waiter finds the permits its own at its next
--- attempt. Returns who is at the head now: 'none' (the queue is empty), 'me', or
--- 'other'; `holders` counts the permits handed out.
-local function serve(keys, holders, limit, t, now, me)
-  while true do
-    local head = redis.call('lindex', keys.queue, 0)
+-- attempt. Returns who is at the head now: 'none' (the queue is empty), 'me', 'other', or 'full'
+-- (no permit is free: the head is not looked at, as nothing could be handed to it); `holders`
+-- counts the permits handed out. `head` is the queue's head when the caller has read it (nil: read).
+local function serve(keys, holders, limit, t, now, me, head)
+  while type(limit) == 'function' or limit > holders.held do
+    head = head or redis.call('lindex', keys.queue, 0)
     if not head then return 'none' end
     if head == me then return 'me' end
     if type(limit) == 'function' then limit = limit() end
@@ -100,5 +99,7 @@ local function serve(keys, holders, limit, t, now, me)
     elseif alive then
       refuse(head, entry.channel, limit)
     end
+    head = nil
   end
+  return 'full'
 end
