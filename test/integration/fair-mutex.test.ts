@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { FairMutex, LockTimeoutError } from '../../src/index.js';
+import { FairMutex, type Lease, LockTimeoutError } from '../../src/index.js';
 import { scripts } from '../../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { type Child, spawnChild } from '../fixtures/child.js';
@@ -263,7 +263,7 @@ for (const kind of clientKinds) {
       const name = freshName();
       const mutex = new FairMutex(redis.client, name);
       const holder = await mutex.acquire();
-      const waiters: Promise<unknown>[] = [];
+      const waiters: Promise<Lease>[] = [];
       for (let i = 0; i < 10; i += 1) {
         const client = await kind.create(server.url);
         extraClients.push(client);
@@ -276,10 +276,10 @@ for (const kind of clientKinds) {
       const calls = Object.values(await commandCalls(server)).reduce((sum, count) => sum + count, 0);
       assert.ok(calls <= 5, `${calls} commands in 2 s of waiting`);
       await holder.release();
-      for (const waiter of waiters) {
-        const lease = (await waiter) as { release(): Promise<boolean> };
-        await lease.release();
-      }
+      // Each waiter releases as soon as it is served: their order in the queue is the order their
+      // first attempts reached Redis, not the order of this array (ten clients, sent at once), so
+      // awaiting them in array order could wait on one queued behind a holder not yet released.
+      await Promise.all(waiters.map(async (waiter) => (await waiter).release()));
     });
 
     test('the scripts are the ones Redis loads, and the hand-off message names the waiter', async () => {

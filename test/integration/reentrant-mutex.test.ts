@@ -149,11 +149,12 @@ for (const kind of clientKinds) {
       await inner.release();
       await outer.release();
 
-      // With the watchdog: holds with a 300 ms TTL outlive many TTLs, their count intact.
-      const watched = new ReentrantMutex(redis.a.client, freshName(), { ttlMs: 300 });
+      // With the watchdog: holds with a 1 s TTL outlive two TTLs, their count intact (at 300 ms, a
+      // stall of 200 ms on a loaded machine lost the lease the test means to keep).
+      const watched = new ReentrantMutex(redis.a.client, freshName(), { ttlMs: 1_000 });
       await watched.using(async (signal) => {
         await watched.using(async () => {
-          await sleep(1_200);
+          await sleep(2_200);
           assert.equal(await holdsOf(watched), 2);
         });
         assert.equal(await holdsOf(watched), 1);

@@ -179,11 +179,12 @@ export function lockContract(
     });
 
     test('auto-extension keeps the lock past its TTL with the same fencing token', async () => {
-      // 600 ms: an extension is due every 200 ms, so a busy machine's stall of a few hundred ms
-      // (seen at 300 ms on two loaded cores) does not lose the lease the test means to keep.
-      const mutex = lock(redis.a, name(), { ttlMs: 600 });
+      // 1.2 s: an extension is due every 400 ms, so a busy machine's stall of several hundred ms
+      // (300 ms seen on two loaded cores; at 600 ms, four files at once under a load average of 15
+      // lost the lease) does not lose the lease the test means to keep.
+      const mutex = lock(redis.a, name(), { ttlMs: 1_200 });
       const lease = await mutex.acquire();
-      await sleep(2_000); // the scenario: more than three TTLs pass while the lease is held
+      await sleep(2_600); // the scenario: more than two TTLs pass while the lease is held
       assert.ok(lease.isHeld);
       assert.equal(await lease.isOwned(), true);
       assert.equal((await mutex.inspect()).lastFencingToken, lease.fencingToken);
