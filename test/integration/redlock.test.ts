@@ -306,7 +306,16 @@ describe('RedlockMutex', () => {
       // Places live 30 s (default 1 s, renewed every third of it): on a loaded machine a renewal
       // timer late by two thirds of a second let the waiter's place lapse, and the release after the
       // window freed the lock instead of handing it over (CI: "the releaser no longer gets ahead").
-      const options = { ttlMs: 20_000, handOffAfterMs: windowMs, retryDelayMs: 60_000, waiterTtlMs: 30_000 };
+      // Nodes time out at 500 ms (default 50): the waiter's own look at its window's end comes a few
+      // ms before the release after it, and a node answering that look late made the waiter leave
+      // that node's line and join again, so the release there freed the lock (CI, 2026-11-29).
+      const options = {
+        ttlMs: 20_000,
+        handOffAfterMs: windowMs,
+        retryDelayMs: 60_000,
+        waiterTtlMs: 30_000,
+        nodeTimeoutMs: 500,
+      };
       const [holderSet, waiterSet] = sets as [TestClient[], TestClient[]];
       const holder = new RedlockMutex(
         holderSet.map((c) => c.client),
