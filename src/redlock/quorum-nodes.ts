@@ -1,8 +1,8 @@
-import type { ClientContext } from '../adapters/client-context.js';
+import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import { runScript } from '../adapters/run-script.js';
 import { Backoff } from '../backoff.js';
 import type { Clock } from '../clock.js';
-import { QuorumError } from '../errors.js';
+import { QuorumError, UnsupportedClientError } from '../errors.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { raiseFence } from '../protocol/fencing-counter.js';
 import type { LockKeys } from '../protocol/keys.js';
@@ -14,10 +14,40 @@ import { quorumSize, tally, verdict } from './quorum.js';
 /** A call re-sent to one node after a failure backs off on this schedule. */
 const RESEND_FIRST_MS = 5;
 const RESEND_MAX_MS = 100;
+/** How many values an acquisition's fencing claim tries before the grant is given back. */
+const CLAIM_ROUNDS = 3;
+
+/**
+ * The nodes a quorum's token is written back to, in order: those that granted a lower one (they
+ * just answered), then those that granted nothing.
+ */
+function writeBackOrder(grants: readonly (NodeGrant | undefined)[], fencingToken: number): number[] {
+  const nodes = grants.map((grant, node) => ({ grant, node }));
+  return [
+    ...nodes.filter(({ grant }) => grant && grant.fencingToken !== fencingToken),
+    ...nodes.filter(({ grant }) => !grant),
+  ].map(({ node }) => node);
+}
 
 /** A RedlockMutex's state: the quorum's view, and each node's own (undefined: it did not answer). */
 export interface RedlockState extends LockState {
   readonly nodes: readonly (LockState | undefined)[];
+}
+
+/**
+ * One context per client of a Redlock kind (`kind` names it in the refusal). A cluster client is
+ * refused: Redlock's servers are independent Redis servers, each a node of the quorum; one Redis
+ * Cluster is one deployment, for a single-deployment kind.
+ */
+export function nodeContexts(kind: string, clients: readonly unknown[], instead: string): ClientContext[] {
+  const contexts = clients.map((client) => contextFor(client));
+  if (contexts.some((node) => node.topology === 'cluster')) {
+    throw new UnsupportedClientError(
+      `a cluster client (an ioredis Cluster or a node-redis createCluster()) as a ${kind} node. ` +
+        `Pass one client per independent Redis server, or use a ${instead} on the cluster client`,
+    );
+  }
+  return contexts;
 }
 
 /**
@@ -104,6 +134,24 @@ export class QuorumNodes {
   }
 
   /**
+   * A release (or a leave) on every node: true when a quorum released it; false when so many nodes
+   * did not hold it that no quorum did. It is sent to every node, but settles once a quorum
+   * answered: a node that is down costs no wait. A node where it failed or got no answer gets it
+   * again in the background for `ttlMs`: a leave that never arrived would leave the call in that
+   * node's line or queue, to be handed the lock later while nobody waits (its process still
+   * listens, so the hand-off is not skipped): held by nobody until its TTL runs out.
+   */
+  releaseEverywhere(
+    call: () => ScriptCall<boolean>,
+    waitMs: number,
+    clock: Clock,
+    ttlMs: number,
+  ): Promise<boolean> {
+    const until = clock.now() + ttlMs;
+    return this.answer('release', call(), waitMs, (node) => this.resend(node, call, waitMs, clock, until));
+  }
+
+  /**
    * Sends `call()` again to `node`, in the background, until the node answers or `clock` passes
    * `until`: a release or a leave that never arrived would leave the token in that node's line.
    */
@@ -126,47 +174,91 @@ export class QuorumNodes {
   }
 
   /**
-   * Raises the fencing counter to `fencingToken` on as many nodes as a quorum still needs (`have`
-   * nodes handed out that very value, so hold it already); true once a quorum holds at least it. Any
-   * later quorum shares a node with that one, so it starts above. Nodes that granted this call come
-   * first (they just answered); a node that fails is replaced by the next one, in another wave, so
-   * only a fault costs a second round trip.
+   * Claims `fencingToken` (the highest of a quorum's grants) on a quorum: a node takes it when it
+   * handed out that very value to this call (`have` of them) or when its counter was below it and
+   * is raised to it; a node whose counter already reached it does not count, as it may have handed
+   * that value to another holder or taken another quorum's claim of it. Two claims of one value
+   * would need a quorum each, and any two quorums share a node, so a token claimed is this call's
+   * alone; any later quorum shares a node with this one, so it starts above. Refused by a quorum's
+   * answers (holders granted at once by other quorums), it claims a fresh value above every counter
+   * seen, on every node, up to `CLAIM_ROUNDS` times. Resolves with the token claimed, 0 when still
+   * refused, undefined when no quorum answered. With `raiseOnly` (a holder no one else holds with
+   * at once: a RedlockMutex's batch reserving tokens) every node that answers counts, and it
+   * resolves with `fencingToken` or undefined.
    */
-  async raiseFence(
-    keys: LockKeys,
+  async claimFence(
+    keys: Pick<LockKeys, 'fence' | 'lock'>,
     fencingToken: number,
     grants: readonly (NodeGrant | undefined)[],
     have: number,
     timeoutMs: number,
-  ): Promise<boolean> {
-    const nodes = grants.map((grant, node) => ({ grant, node }));
-    const candidates = [
-      ...nodes.filter(({ grant }) => grant && grant.fencingToken !== fencingToken),
-      ...nodes.filter(({ grant }) => !grant),
-    ].map(({ node }) => node);
-    const call = raiseFence(keys, { atLeast: fencingToken });
-    let written = have;
-    while (written < this.quorum && candidates.length > 0) {
-      const wave = candidates.splice(0, this.quorum - written);
-      const replies = await fanOut(wave.length, (i) => this.run(wave[i] as number, call), timeoutMs);
-      written += replies.filter((r) => r.outcome === 'value').length;
+    raiseOnly = false,
+  ): Promise<number | undefined> {
+    let token = fencingToken;
+    let order = writeBackOrder(grants, token);
+    let taken = have;
+    for (let round = 0; round < CLAIM_ROUNDS; round += 1) {
+      const call = raiseFence(keys, { atLeast: token });
+      const claim = await this.spread(call, order, taken, timeoutMs, (reply) => raiseOnly || reply.raised);
+      if (claim.taken >= this.quorum) return token;
+      if (raiseOnly || taken + claim.answers.length < this.quorum) return undefined;
+      token = Math.max(token, ...claim.answers.map((reply) => reply.counter)) + 1;
+      order = this.contexts.map((_, node) => node);
+      taken = 0;
     }
-    return written >= this.quorum;
+    return 0;
+  }
+
+  /**
+   * Sends `call` to the `order`ed nodes, as many at once as a quorum still needs after `taken`, until
+   * a quorum took it (`took` says whether a node's answer counts); a node that fails or refuses is
+   * replaced by the next one, in another wave, so only a fault or a refusal costs a round trip.
+   */
+  private async spread<T>(
+    call: ScriptCall<T>,
+    order: readonly number[],
+    taken: number,
+    timeoutMs: number,
+    took: (reply: T) => boolean,
+  ): Promise<{ taken: number; answers: T[] }> {
+    const candidates = [...order];
+    const answers: T[] = [];
+    let count = taken;
+    while (count < this.quorum && candidates.length > 0) {
+      const wave = candidates.splice(0, this.quorum - count);
+      const replies = await fanOut(wave.length, (i) => this.run(wave[i] as number, call), timeoutMs);
+      for (const reply of replies) {
+        if (reply.outcome !== 'value') continue;
+        answers.push(reply.value);
+        if (took(reply.value)) count += 1;
+      }
+    }
+    return { taken: count, answers };
+  }
+
+  /**
+   * Each node's answer to a read-only `call` (undefined where a node did not answer); rejects with
+   * a `QuorumError` without a quorum of answers.
+   */
+  async states<State>(call: ScriptCall<State>, timeoutMs: number): Promise<(State | undefined)[]> {
+    const replies = await this.ask(call, timeoutMs);
+    const answered = replies.filter((r) => r.outcome === 'value').length;
+    if (answered < this.quorum) {
+      const outcomes = replies.map((r) => nodeOutcome(r, () => true));
+      throw new QuorumError(this.lockName, 'inspect', this.quorum, outcomes);
+    }
+    return replies.map((r) => (r.outcome === 'value' ? r.value : undefined));
   }
 
   /** The quorum's view: the owner a quorum agrees on; rejects without a quorum of answers. */
   async inspect(call: ScriptCall<LockState>, timeoutMs: number): Promise<RedlockState> {
-    const replies = await this.ask(call, timeoutMs);
-    const nodes = replies.map((r): LockState | undefined => {
-      if (r.outcome !== 'value') return undefined;
-      const { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel } = r.value;
+    const states = await this.states(call, timeoutMs);
+    const nodes = states.map((state): LockState | undefined => {
+      if (!state) return undefined;
+      const { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel } = state;
       return { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel };
     });
     const answered = nodes.filter((n): n is LockState => n !== undefined);
-    if (answered.length < this.quorum) {
-      const outcomes = replies.map((r) => nodeOutcome(r, () => true));
-      throw new QuorumError(this.lockName, 'inspect', this.quorum, outcomes);
-    }
     const lastFencingToken = Math.max(...answered.map((n) => n.lastFencingToken));
     const owners = new Map<string, number[]>();
     for (const node of answered) {
