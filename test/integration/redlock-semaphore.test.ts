@@ -10,6 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { Clock } from '../../src/clock.js';
 import {
   type Lease,
   LockTimeoutError,
@@ -19,10 +20,12 @@ import {
   Semaphore,
 } from '../../src/index.js';
 import { lockKeys } from '../../src/protocol/keys.js';
+import { scripts } from '../../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
-import { nameMaker, until, watchUnhandledRejections } from '../fixtures/helpers.js';
+import { nameMaker, sleep, until, watchUnhandledRejections } from '../fixtures/helpers.js';
+import { lateGiveBack } from '../fixtures/late-give-back.js';
 
 const PREFIX = 'locksmith';
 const SERVERS = 3;
@@ -268,6 +271,60 @@ describe('RedlockSemaphore', () => {
         );
       },
     );
+  });
+
+  test('a grant given back as unusable is not deleted later by that give-back re-sent after the next attempt', async () => {
+    // The acquire call's first grant comes too late to use (its process stalled: a clock skipped 2 s
+    // forward here), so the waiting loop gives it back and attempts again with the same token. The
+    // give-back fails on server 1 (a reset connection), so QuorumNodes.releaseEverywhere re-sends
+    // it there in the background, a few ms later: after the next attempt, which takes servers 0 and
+    // 1 (server 2's permit is a squatter's). That re-sent release must not delete server 1's grant:
+    // the lease would count a quorum that no longer holds it (the fault suite's
+    // lease-outlived-expiry in 'one node slower than nodeTimeoutMs' [RedlockSemaphore]).
+    const lockName = name();
+    const squatter = new Semaphore(live[2]?.client as TestClient['client'], lockName, {
+      limit: 1,
+      ttlMs: 60_000,
+    });
+    const squat = await squatter.acquire();
+    // Every script is loaded already, so each call below is one EVALSHA (no NOSCRIPT fallback).
+    for (const script of Object.values(scripts)) await live[1]?.command('SCRIPT', 'LOAD', script.source);
+    const gated = await ioredisKind.create((servers[1] as RedisServer).url);
+    let skewMs = 0;
+    const clock: Clock = { now: () => performance.now() + skewMs };
+    const server1 = lateGiveBack(
+      gated.client,
+      { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease },
+      () => {
+        skewMs += 2_000;
+      },
+    );
+    try {
+      const semaphore = new RedlockSemaphore(
+        [live[0]?.client, gated.client, live[2]?.client] as TestClient['client'][],
+        lockName,
+        { limit: 1, ttlMs: 1_000, autoExtend: false, wakeOnRelease: false, retryJitterMs: 0, clock },
+      );
+      const lease = await semaphore.acquire({ timeoutMs: 5_000 });
+      assert.ok(
+        server1.acquires() >= 2,
+        `the first grant was given back, then attempted again (${server1.calls})`,
+      );
+      // Longer than the re-send's first back-off (5 ms): a re-sent release has been applied by now.
+      await sleep(100);
+      assert.ok(lease.isHeld, 'the lease counts itself valid');
+      const observer = new RedlockSemaphore(clients(), lockName, { limit: 1, ttlMs: 1_000 });
+      const { holders, nodes } = await observer.inspect();
+      const perNode = nodes.map((n) => n?.holders.map((h) => (h.token === lease.token ? 'lease' : 'other')));
+      assert.ok(
+        holders.some((h) => h.token === lease.token),
+        `a quorum holds the valid lease's permit (per server: ${JSON.stringify(perNode)}; server 1's calls: ${server1.calls})`,
+      );
+      await lease.release();
+    } finally {
+      await squat.release();
+      await gated.close();
+    }
   });
 
   test('a waiter is handed its permit by the release, not by polling', async () => {
