@@ -211,6 +211,8 @@ class QuorumCall<Options extends QuorumWaitOptions> {
     const { line, kind } = this;
     const { token } = this.plan;
     const generation = line.generation;
+    // A give-back of this call still re-sent somewhere would land behind this attempt there.
+    this.nodes.stopResends(token);
     const send = (node: number) => {
       const request: NodeRequest = {
         token,

@@ -59,6 +59,8 @@ export function nodeContexts(kind: string, clients: readonly unknown[], instead:
 export class QuorumNodes {
   /** How many nodes make a quorum: ⌊N/2⌋ + 1. */
   readonly quorum: number;
+  /** Per token: its releases being re-sent in the background (`resend`), until `stopResends`. */
+  private readonly resends = new Map<string, Set<{ stopped: boolean }>>();
 
   constructor(
     /** The lock's name, for errors. */
@@ -134,43 +136,73 @@ export class QuorumNodes {
   }
 
   /**
-   * A release (or a leave) on every node: true when a quorum released it; false when so many nodes
-   * did not hold it that no quorum did. It is sent to every node, but settles once a quorum
-   * answered: a node that is down costs no wait. A node where it failed or got no answer gets it
-   * again in the background for `ttlMs`: a leave that never arrived would leave the call in that
-   * node's line or queue, to be handed the lock later while nobody waits (its process still
-   * listens, so the hand-off is not skipped): held by nobody until its TTL runs out.
+   * A release (or a leave) of `token` on every node: true when a quorum released it; false when so
+   * many nodes did not hold it that no quorum did. It is sent to every node, but settles once a
+   * quorum answered: a node that is down costs no wait. A node where it failed or got no answer
+   * gets it again in the background for `ttlMs` (`resend`): a leave that never arrived would leave
+   * the call in that node's line or queue, to be handed the lock later while nobody waits (its
+   * process still listens, so the hand-off is not skipped): held by nobody until its TTL runs out.
    */
   releaseEverywhere(
+    token: string,
     call: () => ScriptCall<boolean>,
     waitMs: number,
     clock: Clock,
     ttlMs: number,
   ): Promise<boolean> {
     const until = clock.now() + ttlMs;
-    return this.answer('release', call(), waitMs, (node) => this.resend(node, call, waitMs, clock, until));
+    return this.answer('release', call(), waitMs, (node) =>
+      this.resend(node, token, call, waitMs, clock, until),
+    );
   }
 
   /**
-   * Sends `call()` again to `node`, in the background, until the node answers or `clock` passes
-   * `until`: a release or a leave that never arrived would leave the token in that node's line.
+   * The acquire call of `token` is about to send an attempt: every release of `token` still being
+   * re-sent in the background stops. Such a release is a give-back of that same call (the waiting
+   * loop gives back a grant that came too late to use, then attempts again with the same token);
+   * re-sent after this attempt, it would land behind it on the node and delete the grant the
+   * attempt takes there, while the lease counts that node in its quorum. The attempt itself brings
+   * the node up to date, and the call's own give-back, if it ends without a lease, is sent anew.
    */
-  resend(
+  stopResends(token: string): void {
+    const resends = this.resends.get(token);
+    if (!resends) return;
+    this.resends.delete(token);
+    for (const resend of resends) resend.stopped = true;
+  }
+
+  /**
+   * Sends `call()` (a release or a leave of `token`) again to `node`, in the background, until the
+   * node answers, `clock` passes `until`, or `token` attempts again (`stopResends`): a release or a
+   * leave that never arrived would leave the token in that node's line.
+   */
+  private resend(
     node: number,
+    token: string,
     call: () => ScriptCall<boolean>,
     timeoutMs: number,
     clock: Clock,
     until: number,
   ): void {
     const backoff = new Backoff({ firstMs: RESEND_FIRST_MS, maxMs: RESEND_MAX_MS });
+    const resend = { stopped: false };
+    const resends = this.resends.get(token) ?? new Set();
+    resends.add(resend);
+    this.resends.set(token, resends);
     const retry = async (): Promise<void> => {
       while (clock.now() < until) {
         await new Promise((resolve) => setTimeout(resolve, backoff.next()).unref());
+        // Checked in the same turn as the send: stopped by an attempt, or sent before it (and then
+        // ahead of it on the node's connection).
+        if (resend.stopped) return;
         const [reply] = await fanOut(1, () => this.run(node, call()), timeoutMs);
         if (reply?.outcome === 'value') return;
       }
     };
-    void retry();
+    void retry().finally(() => {
+      resends.delete(resend);
+      if (resends.size === 0 && this.resends.get(token) === resends) this.resends.delete(token);
+    });
   }
 
   /**

@@ -117,7 +117,13 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
    */
   protected sendRelease(token: string): Promise<boolean> {
     const { clock, ttlMs } = this.options;
-    return this.nodes.releaseEverywhere(() => this.releaseCall(token), this.answerWaitMs(), clock, ttlMs);
+    return this.nodes.releaseEverywhere(
+      token,
+      () => this.releaseCall(token),
+      this.answerWaitMs(),
+      clock,
+      ttlMs,
+    );
   }
 
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */

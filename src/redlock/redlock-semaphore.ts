@@ -150,7 +150,7 @@ export class RedlockSemaphore extends LockShell<
   protected sendRelease(token: string): Promise<boolean> {
     const { clock, ttlMs, nodeTimeoutMs } = this.options;
     const waitMs = answerWaitFor(nodeTimeoutMs, ttlMs);
-    return this.nodes.releaseEverywhere(() => this.releaseCall(token), waitMs, clock, ttlMs);
+    return this.nodes.releaseEverywhere(token, () => this.releaseCall(token), waitMs, clock, ttlMs);
   }
 
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */
