@@ -25,7 +25,7 @@ import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
 import { nameMaker, sleep, until, watchUnhandledRejections } from '../fixtures/helpers.js';
-import { lateGiveBack } from '../fixtures/late-give-back.js';
+import { interceptScripts, lateGiveBack } from '../fixtures/late-give-back.js';
 
 const PREFIX = 'locksmith';
 const SERVERS = 3;
@@ -324,6 +324,75 @@ describe('RedlockSemaphore', () => {
     } finally {
       await squat.release();
       await gated.close();
+    }
+  });
+
+  test("a give-back still in flight (NOSCRIPT, then EVAL) is not overtaken by the same call's next attempt", async () => {
+    // As above, the first grant is too late to use and is given back. Server 1 does not have the
+    // release script (a fresh or restarted server): its EVALSHA is answered NOSCRIPT, slowly (a slow
+    // node), and only then is the EVAL sent. The give-back settles on servers 0 and 2 meanwhile,
+    // and the call's next attempt (its script loaded there) reaches server 1 ahead of that EVAL,
+    // takes it with server 0 (server 2's link broke), and the EVAL then deleted that grant.
+    const lockName = name();
+    await live[1]?.command('SCRIPT', 'FLUSH');
+    for (const script of Object.values(scripts)) {
+      if (script !== scripts.semaphoreRelease) await live[1]?.command('SCRIPT', 'LOAD', script.source);
+    }
+    for (const script of Object.values(scripts)) await live[2]?.command('SCRIPT', 'LOAD', script.source);
+    const gated = await Promise.all([1, 2].map((i) => ioredisKind.create((servers[i] as RedisServer).url)));
+    let skewMs = 0;
+    const clock: Clock = { now: () => performance.now() + skewMs };
+    const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
+    // Server 1 answers in order, its releases 100 ms late.
+    let previous: Promise<unknown> = Promise.resolve();
+    const server1 = interceptScripts(gated[0]?.client, semaphoreScripts, (script, count, send) => {
+      const sent = send();
+      sent.catch(() => {}); // answered (NOSCRIPT) before the caller hears it
+      const late = script === 'release' ? sleep(100) : undefined;
+      const reply = Promise.all([previous.catch(() => {}), late]).then(() => sent);
+      previous = reply;
+      if (script !== 'acquire' || count !== 1) return reply;
+      return reply.then((r) => {
+        skewMs += 2_000;
+        return r;
+      });
+    });
+    // Server 2's link breaks after the first attempt.
+    interceptScripts(gated[1]?.client, semaphoreScripts, (script, count, send) =>
+      script === 'acquire' && count > 1 ? Promise.reject(new Error('Connection is closed.')) : send(),
+    );
+    try {
+      const semaphore = new RedlockSemaphore(
+        [live[0]?.client, gated[0]?.client, gated[1]?.client] as TestClient['client'][],
+        lockName,
+        {
+          limit: 1,
+          ttlMs: 1_000,
+          nodeTimeoutMs: 300,
+          autoExtend: false,
+          wakeOnRelease: false,
+          retryJitterMs: 0,
+          clock,
+        },
+      );
+      const lease = await semaphore.acquire({ timeoutMs: 5_000 });
+      assert.ok(
+        server1.acquires() >= 2,
+        `the first grant was given back, then attempted again (${server1.calls})`,
+      );
+      // The give-back's EVAL has been answered by now.
+      await sleep(300);
+      assert.ok(lease.isHeld, 'the lease counts itself valid');
+      const observer = new RedlockSemaphore(clients(), lockName, { limit: 1, ttlMs: 1_000 });
+      const { holders, nodes } = await observer.inspect();
+      const perNode = nodes.map((n) => n?.holders.map((h) => (h.token === lease.token ? 'lease' : 'other')));
+      assert.ok(
+        holders.some((h) => h.token === lease.token),
+        `a quorum holds the valid lease's permit (per server: ${JSON.stringify(perNode)}; server 1's calls: ${server1.calls})`,
+      );
+      await lease.release();
+    } finally {
+      await Promise.all(gated.map((c) => c.close()));
     }
   });
 
