@@ -175,7 +175,12 @@ class QuorumCall<Options extends QuorumWaitOptions> {
     if (plan.mode === 'try') {
       // A single try keeps nothing: every node but those that said no (a node that did not answer
       // yet may still take it) is given back before it returns.
-      await nodes.sendTo(kind.releaseCall(token), timeoutMs, (node) => outcomes[node]?.outcome !== 'held');
+      await nodes.giveBack(
+        token,
+        kind.releaseCall(token),
+        timeoutMs,
+        (node) => outcomes[node]?.outcome !== 'held',
+      );
       line.gaveBack();
     }
     // A minority is handled before a node's failure counts: a waiter that holds some nodes while
@@ -224,10 +229,13 @@ class QuorumCall<Options extends QuorumWaitOptions> {
         sentAt,
         wallNow,
       };
-      return kind.acquire(node, request).then((reply) => {
-        line.noteReply(node, sentAt, generation, reply);
-        return reply;
-      });
+      // After this call's give-backs on that node, never ahead of one (QuorumNodes.inOrder).
+      return this.nodes
+        .inOrder(token, node, () => kind.acquire(node, request))
+        .then((reply) => {
+          line.noteReply(node, sentAt, generation, reply);
+          return reply;
+        });
     };
     return this.nodes.ask(send, this.timeoutMs, (reply) => reply.acquired);
   }
@@ -310,7 +318,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
         ? fencingToken
         : await nodes.claimFence(kind.fenceKeys, fencingToken, grants, have, timeoutMs);
     if (claimed === undefined) {
-      await nodes.sendTo(kind.releaseCall(token), timeoutMs, () => true);
+      await nodes.giveBack(token, kind.releaseCall(token), timeoutMs, () => true);
       throw new QuorumError(kind.name, 'acquire (fencing token write-back)', quorum, []);
     }
     if (claimed === 0 || !kind.confirm) return claimed;
@@ -324,7 +332,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
   private async stepBack(sentAt: number): Promise<Outcome> {
     const { nodes, kind, line, timeoutMs, splits } = this;
     const { token, options } = this.plan;
-    await nodes.sendTo(kind.releaseCall(token), timeoutMs, () => true);
+    await nodes.giveBack(token, kind.releaseCall(token), timeoutMs, () => true);
     line.gaveBack();
     line.moveToBack();
     const backoffMs = splits.next(Math.max(1, options.clock.now() - sentAt));

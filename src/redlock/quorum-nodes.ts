@@ -61,6 +61,8 @@ export class QuorumNodes {
   readonly quorum: number;
   /** Per token: its releases being re-sent in the background (`resend`), until `stopResends`. */
   private readonly resends = new Map<string, Set<{ stopped: boolean }>>();
+  /** Per token, per node: once its latest call there (`inOrder`) has settled. */
+  private readonly sequences = new Map<string, Map<number, Promise<void>>>();
 
   constructor(
     /** The lock's name, for errors. */
@@ -114,7 +116,7 @@ export class QuorumNodes {
    */
   async answer(
     operation: string,
-    call: ScriptCall<boolean>,
+    call: ScriptCall<boolean> | ((node: number) => Promise<boolean>),
     timeoutMs: number,
     failedOn?: (node: number) => void,
   ): Promise<boolean> {
@@ -126,13 +128,55 @@ export class QuorumNodes {
     throw new QuorumError(this.lockName, operation, this.quorum, outcomes);
   }
 
-  /** Sends `call` to the nodes `which` names and waits for their answers (within `timeoutMs`). */
-  async sendTo(
+  /**
+   * Sends `call` (a release or a leave of `token`) to the nodes `which` names, each in order with
+   * the token's other calls there (`inOrder`), and waits for their answers (within `timeoutMs`).
+   */
+  async giveBack(
+    token: string,
     call: ScriptCall<boolean>,
     timeoutMs: number,
     which: (node: number) => boolean,
   ): Promise<void> {
-    await this.ask((node) => (which(node) ? this.run(node, call) : Promise.resolve(false)), timeoutMs);
+    const send = (node: number) => (which(node) ? this.releaseOn(token, node, call) : Promise.resolve(false));
+    await this.ask(send, timeoutMs);
+  }
+
+  /**
+   * Sends `send()` (one call of `token`'s acquire call or lease to `node`: an attempt, a release)
+   * once every earlier one of `token` to `node` has settled; at once when none is pending. The
+   * node's connection keeps the order of what is on the wire, but not of what is not there yet: a
+   * call answered NOSCRIPT is sent again as EVAL only after that answer, behind whatever was sent
+   * meanwhile (a give-back that settled without that node's answer, then the call's next attempt,
+   * whose script is loaded there, went first: the give-back then deleted the grant the attempt
+   * took, while the lease counted that node in its quorum; and the other way round, an attempt
+   * answered NOSCRIPT went after its own give-back, leaving a grant held by nobody).
+   */
+  inOrder<Result>(token: string, node: number, send: () => Promise<Result>): Promise<Result> {
+    let nodes = this.sequences.get(token);
+    if (!nodes) {
+      nodes = new Map();
+      this.sequences.set(token, nodes);
+    }
+    const before = nodes.get(node);
+    const sent = before ? before.then(send) : send();
+    const settled = sent.then(
+      () => {},
+      () => {},
+    );
+    nodes.set(node, settled);
+    const sequence = nodes;
+    void settled.then(() => {
+      if (sequence.get(node) !== settled) return;
+      sequence.delete(node);
+      if (sequence.size === 0 && this.sequences.get(token) === sequence) this.sequences.delete(token);
+    });
+    return sent;
+  }
+
+  /** One release (or leave) of `token` on `node`, in order with the token's other calls there. */
+  private releaseOn(token: string, node: number, call: ScriptCall<boolean>): Promise<boolean> {
+    return this.inOrder(token, node, () => this.run(node, call));
   }
 
   /**
@@ -151,8 +195,12 @@ export class QuorumNodes {
     ttlMs: number,
   ): Promise<boolean> {
     const until = clock.now() + ttlMs;
-    return this.answer('release', call(), waitMs, (node) =>
-      this.resend(node, token, call, waitMs, clock, until),
+    const first = call();
+    return this.answer(
+      'release',
+      (node) => this.releaseOn(token, node, first),
+      waitMs,
+      (node) => this.resend(node, token, call, waitMs, clock, until),
     );
   }
 
@@ -195,7 +243,7 @@ export class QuorumNodes {
         // Checked in the same turn as the send: stopped by an attempt, or sent before it (and then
         // ahead of it on the node's connection).
         if (resend.stopped) return;
-        const [reply] = await fanOut(1, () => this.run(node, call()), timeoutMs);
+        const [reply] = await fanOut(1, () => this.releaseOn(token, node, call()), timeoutMs);
         if (reply?.outcome === 'value') return;
       }
     };
