@@ -25,7 +25,7 @@ import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
 import { nameMaker, sleep, until, watchUnhandledRejections } from '../fixtures/helpers.js';
-import { interceptScripts, lateGiveBack } from '../fixtures/late-give-back.js';
+import { interceptScripts, lateGiveBack, type ScriptCalls } from '../fixtures/late-give-back.js';
 
 const PREFIX = 'locksmith';
 const SERVERS = 3;
@@ -76,6 +76,27 @@ describe('RedlockSemaphore', () => {
       for (const p of proxied) await p.close();
       await Promise.all(own.map((c) => c.close().catch(() => {})));
     }
+  }
+
+  /**
+   * Acquires through `semaphore`, whose first grant server 1 (`server1`) saw given back and
+   * attempted again; after `settleMs` (for what is still on its way), a quorum holds the valid
+   * lease's permit. Releases it.
+   */
+  async function heldOnAQuorum(semaphore: RedlockSemaphore, server1: ScriptCalls, settleMs: number) {
+    const lease = await semaphore.acquire({ timeoutMs: 5_000 });
+    const calls = `server 1's calls: ${server1.calls}`;
+    assert.ok(server1.acquires() >= 2, `the first grant was given back, then attempted again (${calls})`);
+    await sleep(settleMs);
+    assert.ok(lease.isHeld, 'the lease counts itself valid');
+    const observer = new RedlockSemaphore(clients(), semaphore.name, { limit: 1, ttlMs: 1_000 });
+    const { holders, nodes } = await observer.inspect();
+    const perNode = nodes.map((n) => n?.holders.map((h) => (h.token === lease.token ? 'lease' : 'other')));
+    assert.ok(
+      holders.some((h) => h.token === lease.token),
+      `a quorum holds the valid lease's permit (per server: ${JSON.stringify(perNode)}; ${calls})`,
+    );
+    await lease.release();
   }
 
   for (const kind of clientKinds) {
@@ -305,22 +326,8 @@ describe('RedlockSemaphore', () => {
         lockName,
         { limit: 1, ttlMs: 1_000, autoExtend: false, wakeOnRelease: false, retryJitterMs: 0, clock },
       );
-      const lease = await semaphore.acquire({ timeoutMs: 5_000 });
-      assert.ok(
-        server1.acquires() >= 2,
-        `the first grant was given back, then attempted again (${server1.calls})`,
-      );
       // Longer than the re-send's first back-off (5 ms): a re-sent release has been applied by now.
-      await sleep(100);
-      assert.ok(lease.isHeld, 'the lease counts itself valid');
-      const observer = new RedlockSemaphore(clients(), lockName, { limit: 1, ttlMs: 1_000 });
-      const { holders, nodes } = await observer.inspect();
-      const perNode = nodes.map((n) => n?.holders.map((h) => (h.token === lease.token ? 'lease' : 'other')));
-      assert.ok(
-        holders.some((h) => h.token === lease.token),
-        `a quorum holds the valid lease's permit (per server: ${JSON.stringify(perNode)}; server 1's calls: ${server1.calls})`,
-      );
-      await lease.release();
+      await heldOnAQuorum(semaphore, server1, 100);
     } finally {
       await squat.release();
       await gated.close();
@@ -375,22 +382,8 @@ describe('RedlockSemaphore', () => {
           clock,
         },
       );
-      const lease = await semaphore.acquire({ timeoutMs: 5_000 });
-      assert.ok(
-        server1.acquires() >= 2,
-        `the first grant was given back, then attempted again (${server1.calls})`,
-      );
       // The give-back's EVAL has been answered by now.
-      await sleep(300);
-      assert.ok(lease.isHeld, 'the lease counts itself valid');
-      const observer = new RedlockSemaphore(clients(), lockName, { limit: 1, ttlMs: 1_000 });
-      const { holders, nodes } = await observer.inspect();
-      const perNode = nodes.map((n) => n?.holders.map((h) => (h.token === lease.token ? 'lease' : 'other')));
-      assert.ok(
-        holders.some((h) => h.token === lease.token),
-        `a quorum holds the valid lease's permit (per server: ${JSON.stringify(perNode)}; server 1's calls: ${server1.calls})`,
-      );
-      await lease.release();
+      await heldOnAQuorum(semaphore, server1, 300);
     } finally {
       await Promise.all(gated.map((c) => c.close()));
     }
