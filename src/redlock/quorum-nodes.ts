@@ -205,6 +205,15 @@ export class QuorumNodes {
   }
 
   /**
+   * A compare-and-extend of `token` on every node, each in order with the token's other calls there
+   * (`inOrder`: never ahead of a give-back of it still on its way, which would delete what this
+   * extended): true with a quorum of yes, as `answer`.
+   */
+  extendEverywhere(token: string, call: ScriptCall<boolean>, timeoutMs: number): Promise<boolean> {
+    return this.answer('extend', (node) => this.inOrder(token, node, () => this.run(node, call)), timeoutMs);
+  }
+
+  /**
    * The acquire call of `token` is about to send an attempt: every release of `token` still being
    * re-sent in the background stops. Such a release is a give-back of that same call (the waiting
    * loop gives back a grant that came too late to use, then attempts again with the same token);

@@ -128,7 +128,11 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
 
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */
   protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
-    return this.nodes.answer('extend', handOffExtend(this.keys, { token, ttlMs }), this.nodeTimeoutMs(ttlMs));
+    return this.nodes.extendEverywhere(
+      token,
+      handOffExtend(this.keys, { token, ttlMs }),
+      this.nodeTimeoutMs(ttlMs),
+    );
   }
 
   /**

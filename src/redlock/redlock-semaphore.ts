@@ -156,7 +156,7 @@ export class RedlockSemaphore extends LockShell<
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */
   protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
     const timeoutMs = nodeTimeoutFor(this.options.nodeTimeoutMs, ttlMs);
-    return this.nodes.answer('extend', semaphoreExtend(this.keys, { token, ttlMs }), timeoutMs);
+    return this.nodes.extendEverywhere(token, semaphoreExtend(this.keys, { token, ttlMs }), timeoutMs);
   }
 
   /** @internal The quorum's view: the holders a quorum agrees on; rejects without a quorum of answers. */
