@@ -133,6 +133,12 @@ class QuorumCall<Options extends QuorumWaitOptions> {
   /** Split votes in a row back off further and further, in units of the attempt's duration. */
   private readonly splits = new Backoff({ firstMs: 1, maxMs: SPLIT_BACKOFF_MAX_MS, jitter: 'full' });
   private readonly timeoutMs: number;
+  /**
+   * How long a call of this one to a node waits for its earlier ones there (QuorumNodes.inOrder):
+   * a release's answer time, longer than `timeoutMs`, so that a give-back answered NOSCRIPT by a
+   * slow node is on the wire as EVAL before the next attempt.
+   */
+  private readonly orderWaitMs: number;
 
   constructor(
     private readonly nodes: QuorumNodes,
@@ -143,6 +149,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
     private readonly channels: readonly WakeChannel[],
   ) {
     this.timeoutMs = nodeTimeoutFor(plan.options.nodeTimeoutMs, plan.options.ttlMs);
+    this.orderWaitMs = answerWaitFor(plan.options.nodeTimeoutMs, plan.options.ttlMs);
   }
 
   /**
@@ -179,6 +186,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
         token,
         kind.releaseCall(token),
         timeoutMs,
+        this.orderWaitMs,
         (node) => outcomes[node]?.outcome !== 'held',
       );
       line.gaveBack();
@@ -231,7 +239,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
       };
       // After this call's give-backs on that node, never ahead of one (QuorumNodes.inOrder).
       return this.nodes
-        .inOrder(token, node, () => kind.acquire(node, request))
+        .inOrder(token, node, this.orderWaitMs, () => kind.acquire(node, request))
         .then((reply) => {
           line.noteReply(node, sentAt, generation, reply);
           return reply;
@@ -318,7 +326,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
         ? fencingToken
         : await nodes.claimFence(kind.fenceKeys, fencingToken, grants, have, timeoutMs);
     if (claimed === undefined) {
-      await nodes.giveBack(token, kind.releaseCall(token), timeoutMs, () => true);
+      await nodes.giveBack(token, kind.releaseCall(token), timeoutMs, this.orderWaitMs, () => true);
       throw new QuorumError(kind.name, 'acquire (fencing token write-back)', quorum, []);
     }
     if (claimed === 0 || !kind.confirm) return claimed;
@@ -332,7 +340,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
   private async stepBack(sentAt: number): Promise<Outcome> {
     const { nodes, kind, line, timeoutMs, splits } = this;
     const { token, options } = this.plan;
-    await nodes.giveBack(token, kind.releaseCall(token), timeoutMs, () => true);
+    await nodes.giveBack(token, kind.releaseCall(token), timeoutMs, this.orderWaitMs, () => true);
     line.gaveBack();
     line.moveToBack();
     const backoffMs = splits.next(Math.max(1, options.clock.now() - sentAt));

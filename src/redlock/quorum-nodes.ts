@@ -18,6 +18,19 @@ const RESEND_MAX_MS = 100;
 const CLAIM_ROUNDS = 3;
 
 /**
+ * Resolves once `earlier` settled (it never rejects: `inOrder` keeps a settled-only promise), or
+ * after `waitMs`, whichever comes first.
+ */
+function settledWithin(earlier: Promise<void>, waitMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, waitMs));
+    timer.unref();
+  });
+  return Promise.race([earlier, bound]).finally(() => clearTimeout(timer));
+}
+
+/**
  * The nodes a quorum's token is written back to, in order: those that granted a lower one (they
  * just answered), then those that granted nothing.
  */
@@ -130,36 +143,45 @@ export class QuorumNodes {
 
   /**
    * Sends `call` (a release or a leave of `token`) to the nodes `which` names, each in order with
-   * the token's other calls there (`inOrder`), and waits for their answers (within `timeoutMs`).
+   * the token's other calls there (`inOrder`, waiting for them at most `orderWaitMs`), and waits
+   * for their answers (within `timeoutMs`).
    */
   async giveBack(
     token: string,
     call: ScriptCall<boolean>,
     timeoutMs: number,
+    orderWaitMs: number,
     which: (node: number) => boolean,
   ): Promise<void> {
-    const send = (node: number) => (which(node) ? this.releaseOn(token, node, call) : Promise.resolve(false));
+    const send = (node: number) =>
+      which(node) ? this.releaseOn(token, node, call, orderWaitMs) : Promise.resolve(false);
     await this.ask(send, timeoutMs);
   }
 
   /**
    * Sends `send()` (one call of `token`'s acquire call or lease to `node`: an attempt, a release)
-   * once every earlier one of `token` to `node` has settled; at once when none is pending. The
-   * node's connection keeps the order of what is on the wire, but not of what is not there yet: a
-   * call answered NOSCRIPT is sent again as EVAL only after that answer, behind whatever was sent
-   * meanwhile (a give-back that settled without that node's answer, then the call's next attempt,
-   * whose script is loaded there, went first: the give-back then deleted the grant the attempt
-   * took, while the lease counted that node in its quorum; and the other way round, an attempt
-   * answered NOSCRIPT went after its own give-back, leaving a grant held by nobody).
+   * once every earlier one of `token` to `node` has settled, or `waitMs` after it was made if one
+   * has not by then; at once when none is pending. The node's connection keeps the order of what
+   * is on the wire, but not of what is not there yet: a call answered NOSCRIPT is sent again as
+   * EVAL only after that answer, behind whatever was sent meanwhile (a give-back that settled
+   * without that node's answer, then the call's next attempt, whose script is loaded there, went
+   * first: the give-back then deleted the grant the attempt took, while the lease counted that
+   * node in its quorum; and the other way round, an attempt answered NOSCRIPT went after its own
+   * give-back, leaving a grant held by nobody). The wait is bounded: an earlier call that never
+   * settles (a connection that hangs, a client without a timeout) or settles only once a node
+   * that is down is back must not hold a release back for good (the node kept the grant until its
+   * TTL). Sent past the bound, the call goes out behind the earlier one on the node's connection
+   * (or its client's offline queue), still in order unless that one's NOSCRIPT answer is yet to
+   * come.
    */
-  inOrder<Result>(token: string, node: number, send: () => Promise<Result>): Promise<Result> {
+  inOrder<Result>(token: string, node: number, waitMs: number, send: () => Promise<Result>): Promise<Result> {
     let nodes = this.sequences.get(token);
     if (!nodes) {
       nodes = new Map();
       this.sequences.set(token, nodes);
     }
     const before = nodes.get(node);
-    const sent = before ? before.then(send) : send();
+    const sent = before ? settledWithin(before, waitMs).then(send) : send();
     const settled = sent.then(
       () => {},
       () => {},
@@ -174,9 +196,17 @@ export class QuorumNodes {
     return sent;
   }
 
-  /** One release (or leave) of `token` on `node`, in order with the token's other calls there. */
-  private releaseOn(token: string, node: number, call: ScriptCall<boolean>): Promise<boolean> {
-    return this.inOrder(token, node, () => this.run(node, call));
+  /**
+   * One release (or leave) of `token` on `node`, in order with the token's other calls there
+   * (waiting for them at most `waitMs`).
+   */
+  private releaseOn(
+    token: string,
+    node: number,
+    call: ScriptCall<boolean>,
+    waitMs: number,
+  ): Promise<boolean> {
+    return this.inOrder(token, node, waitMs, () => this.run(node, call));
   }
 
   /**
@@ -198,7 +228,7 @@ export class QuorumNodes {
     const first = call();
     return this.answer(
       'release',
-      (node) => this.releaseOn(token, node, first),
+      (node) => this.releaseOn(token, node, first, waitMs),
       waitMs,
       (node) => this.resend(node, token, call, waitMs, clock, until),
     );
@@ -206,11 +236,20 @@ export class QuorumNodes {
 
   /**
    * A compare-and-extend of `token` on every node, each in order with the token's other calls there
-   * (`inOrder`: never ahead of a give-back of it still on its way, which would delete what this
-   * extended): true with a quorum of yes, as `answer`.
+   * (`inOrder`, waiting for them at most `orderWaitMs`: never ahead of a give-back of it still on
+   * its way, which would delete what this extended): true with a quorum of yes, as `answer`.
    */
-  extendEverywhere(token: string, call: ScriptCall<boolean>, timeoutMs: number): Promise<boolean> {
-    return this.answer('extend', (node) => this.inOrder(token, node, () => this.run(node, call)), timeoutMs);
+  extendEverywhere(
+    token: string,
+    call: ScriptCall<boolean>,
+    timeoutMs: number,
+    orderWaitMs: number,
+  ): Promise<boolean> {
+    return this.answer(
+      'extend',
+      (node) => this.inOrder(token, node, orderWaitMs, () => this.run(node, call)),
+      timeoutMs,
+    );
   }
 
   /**
@@ -252,7 +291,7 @@ export class QuorumNodes {
         // Checked in the same turn as the send: stopped by an attempt, or sent before it (and then
         // ahead of it on the node's connection).
         if (resend.stopped) return;
-        const [reply] = await fanOut(1, () => this.releaseOn(token, node, call()), timeoutMs);
+        const [reply] = await fanOut(1, () => this.releaseOn(token, node, call(), timeoutMs), timeoutMs);
         if (reply?.outcome === 'value') return;
       }
     };

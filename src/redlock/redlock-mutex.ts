@@ -132,6 +132,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       token,
       handOffExtend(this.keys, { token, ttlMs }),
       this.nodeTimeoutMs(ttlMs),
+      this.answerWaitMs(),
     );
   }
 

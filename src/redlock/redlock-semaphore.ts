@@ -155,8 +155,15 @@ export class RedlockSemaphore extends LockShell<
 
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */
   protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
-    const timeoutMs = nodeTimeoutFor(this.options.nodeTimeoutMs, ttlMs);
-    return this.nodes.extendEverywhere(token, semaphoreExtend(this.keys, { token, ttlMs }), timeoutMs);
+    const { nodeTimeoutMs } = this.options;
+    const timeoutMs = nodeTimeoutFor(nodeTimeoutMs, ttlMs);
+    const orderWaitMs = answerWaitFor(nodeTimeoutMs, this.options.ttlMs);
+    return this.nodes.extendEverywhere(
+      token,
+      semaphoreExtend(this.keys, { token, ttlMs }),
+      timeoutMs,
+      orderWaitMs,
+    );
   }
 
   /** @internal The quorum's view: the holders a quorum agrees on; rejects without a quorum of answers. */

@@ -389,6 +389,45 @@ describe('RedlockSemaphore', () => {
     }
   });
 
+  test("a release is not held back for good by the same token's earlier call that never settles", async () => {
+    // Server 2 applies the call's first attempt, but its reply never comes (a connection that hangs,
+    // a client without a timeout). The lease holds on servers 0 and 1; its release must still reach
+    // server 2, once it waited a bounded time for that attempt (QuorumNodes.inOrder): held back
+    // until the attempt settles, it never went out, and server 2 kept the permit for the whole TTL
+    // (the fault suite's key-left-behind).
+    const lockName = name();
+    for (const script of Object.values(scripts)) await live[2]?.command('SCRIPT', 'LOAD', script.source);
+    const gated = await ioredisKind.create((servers[2] as RedisServer).url);
+    const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
+    const server2 = interceptScripts(gated.client, semaphoreScripts, (script, count, send) => {
+      if (script !== 'acquire' || count !== 1) return send();
+      send().catch(() => {});
+      return new Promise(() => {});
+    });
+    try {
+      const semaphore = new RedlockSemaphore(
+        [live[0]?.client, live[1]?.client, gated.client] as TestClient['client'][],
+        lockName,
+        { limit: 1, ttlMs: 10_000, autoExtend: false },
+      );
+      const lease = await semaphore.acquire({ timeoutMs: 5_000 });
+      await until(
+        async () => (await holdersOn(live[2] as TestClient, lockName)) === 1,
+        'server 2 applied it',
+      );
+      const releasing = performance.now();
+      assert.equal(await lease.release(), true);
+      assert.ok(performance.now() - releasing < 1_000, 'released by servers 0 and 1 at once');
+      await until(
+        async () => (await holdersOn(live[2] as TestClient, lockName)) === 0,
+        `the release reached server 2 (server 2's calls: ${server2.calls})`,
+        5_000,
+      );
+    } finally {
+      await gated.close();
+    }
+  });
+
   test('a waiter is handed its permit by the release, not by polling', async () => {
     const lockName = name();
     const holder = new RedlockSemaphore(clients(), lockName, { limit: 1, ttlMs: 60_000 });
