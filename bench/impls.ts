@@ -8,12 +8,14 @@ import type { Redis } from 'ioredis';
 import {
   Mutex as RedisSemaphoreMutex,
   RedlockMutex as RedisSemaphoreRedlockMutex,
+  RedlockSemaphore as RedisSemaphoreRedlockSemaphore,
   Semaphore as RedisSemaphoreSemaphore,
 } from 'redis-semaphore';
 import NodeRedlock from 'redlock';
 import { createLock, createRedlock, IoredisAdapter } from 'redlock-universal';
 import type { NodeRedisClient } from '../src/index.js';
 import { randomNames } from '../tools/lock-kinds/multi-mutex.js';
+import { BENCH_REDLOCK_SEMAPHORE_LIMIT } from '../tools/lock-kinds/redlock-semaphore.js';
 import { lockKinds } from '../tools/lock-kinds/registry.js';
 import { luaLock, originalLock } from './book-locks.js';
 import { basicSemaphore, fairSemaphore } from './book-semaphores.js';
@@ -226,6 +228,41 @@ const redlockCells: ImplSpec[] = [
 ];
 
 /**
+ * The semaphores over three servers (issue 39): Locksmith's RedlockSemaphore and redis-semaphore's,
+ * defaults and tuned, limit 3.
+ */
+const redlockSemaphoreCells: ImplSpec[] = [
+  ...locksmithCells(locksmithFacets, 'redlock-semaphore'),
+  ...[false, true].map(
+    (tuned): ImplSpec => ({
+      id: tuned ? 'redis-semaphore-redlock-semaphore-1ms' : 'redis-semaphore-redlock-semaphore',
+      label: `redis-semaphore RedlockSemaphore/${BENCH_REDLOCK_SEMAPHORE_LIMIT}, 3 servers (${tuned ? '1 ms retry' : 'defaults'})`,
+      family: 'peer',
+      tuned,
+      servers: 3,
+      limit: BENCH_REDLOCK_SEMAPHORE_LIMIT,
+      create(clients, key) {
+        const options = { lockTimeout: TTL_MS, ...(tuned ? { retryInterval: 1 } : {}) };
+        return {
+          async acquire() {
+            const semaphore = new RedisSemaphoreRedlockSemaphore(
+              quorumOf(clients),
+              key,
+              BENCH_REDLOCK_SEMAPHORE_LIMIT,
+              options,
+            );
+            await semaphore.acquire();
+            return () => semaphore.release();
+          },
+        };
+      },
+      // Its tries are one acquire script per server (EVALSHA, EVAL when not loaded).
+      isTry: (name) => name === 'evalsha' || name === 'eval',
+    }),
+  ),
+];
+
+/**
  * Locksmith's Mutex with a new lock object per acquisition (its cells in the registry make one per
  * process, which the P × C cells' acquirers share): the P × C cells' second Locksmith row.
  */
@@ -376,4 +413,5 @@ export const impls: readonly ImplSpec[] = [
   ),
   ...[false, true].map((tuned) => universalImpl(tuned, 1)),
   ...redlockCells,
+  ...redlockSemaphoreCells,
 ];

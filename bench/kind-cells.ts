@@ -18,7 +18,13 @@ export const SEMAPHORE_LIMIT = 3;
  * Where a kind's cells stand in the bench's list (bench/impls.ts), next to the peers they are
  * compared with: cells run and print in list order, and a later cell runs on warmer processes.
  */
-export type BenchSection = 'locks' | 'fail-fast' | 'read-write' | 'semaphores' | 'redlock';
+export type BenchSection =
+  | 'locks'
+  | 'fail-fast'
+  | 'read-write'
+  | 'semaphores'
+  | 'redlock'
+  | 'redlock-semaphore';
 
 /** The clients of `Clients` that talk to the one server of the single-node cells. */
 export type SingleServerClient = 'ioredis' | 'nodeRedis' | 'ioredisFailFast';

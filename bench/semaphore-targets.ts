@@ -12,7 +12,8 @@ export function printSemaphoreTargets(
   fmt: Format,
   pct: (value: number) => string,
 ): void {
-  const semaphores = cells.filter((c) => c.limit > 1 && c.csMs === 0);
+  // One server: the semaphores over three servers have their own targets (redlock-targets.ts).
+  const semaphores = cells.filter((c) => c.limit > 1 && c.csMs === 0 && c.servers === 1);
   const ours = semaphores.filter((c) => c.family === 'locksmith');
   if (ours.length === 0) return;
   const lines: string[] = [];

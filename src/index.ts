@@ -92,3 +92,8 @@ export type { ReentrantLockState } from './protocol/reentrant-mutex.js';
 export type { SemaphoreHolder, SemaphoreState } from './protocol/semaphore.js';
 export { RedlockMutex, type RedlockState } from './redlock/redlock-mutex.js';
 export { defaultRedlockOptions, type RedlockOptions } from './redlock/redlock-options.js';
+export { RedlockSemaphore, type RedlockSemaphoreState } from './redlock/redlock-semaphore.js';
+export {
+  defaultRedlockSemaphoreOptions,
+  type RedlockSemaphoreOptions,
+} from './redlock/redlock-semaphore-options.js';

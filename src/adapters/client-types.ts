@@ -20,7 +20,7 @@ export interface IoRedisClient {
   unsubscribe(...channels: string[]): Promise<unknown>;
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
-  on(event: 'connect', listener: () => void): unknown;
+  on(event: 'connect' | 'close' | 'ready', listener: () => void): unknown;
   disconnect(): void;
   /** 'end' once closed for good. */
   readonly status: string;

@@ -41,7 +41,8 @@ const SUBSCRIBER_OPTIONS = Object.freeze({
   lazyConnect: false,
   keyPrefix: '',
   maxRetriesPerRequest: 3,
-  autoResubscribe: true,
+  // Re-subscribed by `openSubscriber` itself: ioredis' own re-subscribe is a promise nobody handles.
+  autoResubscribe: false,
 });
 
 /** ioredis' status, the same on a `Redis` and a `Cluster`. */
@@ -93,10 +94,24 @@ export function ioRedisDriver(client: IoRedisClient): RedisDriver {
     waitForReplicas: async (_key, count, timeoutMs) => Number(await client.call('WAIT', count, timeoutMs)),
     async openSubscriber(onMessage): Promise<SubscriberConnection> {
       const subscriber = client.duplicate({ ...SUBSCRIBER_OPTIONS });
-      // ioredis re-subscribes by itself after a reconnect; errors are reported by the commands
-      // that fail, and a listener keeps a connection error from becoming an uncaught 'error' event.
+      // Errors are reported by the commands that fail, and a listener keeps a connection error
+      // from becoming an uncaught 'error' event.
       subscriber.on('error', () => {});
       subscriber.on('message', onMessage);
+      // Re-subscribed here after a reconnect, not by ioredis (autoResubscribe): its re-subscribe is
+      // a promise nobody handles, so one lost with its connection and given up on after
+      // `maxRetriesPerRequest` reconnects was an unhandled rejection in the user's process. A
+      // re-subscribe that fails leaves the channel's waiters on their timed waits.
+      const channels = new Set<string>();
+      let lost = false;
+      subscriber.on('close', () => {
+        lost = true;
+      });
+      subscriber.on('ready', () => {
+        if (!lost) return;
+        lost = false;
+        if (channels.size > 0) subscriber.subscribe(...channels).catch(() => {});
+      });
       // Each reconnect makes a new socket, referenced by default: apply the current choice to it.
       // A socket that is gone (closed, the next one not made yet) is left alone: Node's ref() and
       // unref() of a socket without a handle add a once('connect') listener, one per call, which
@@ -117,9 +132,14 @@ export function ioRedisDriver(client: IoRedisClient): RedisDriver {
           applyKeepAlive();
         },
         subscribe: async (channel) => {
-          await subscriber.subscribe(channel);
+          channels.add(channel);
+          await subscriber.subscribe(channel).catch((error: unknown) => {
+            channels.delete(channel);
+            throw error;
+          });
         },
         unsubscribe: async (channel) => {
+          channels.delete(channel);
           await subscriber.unsubscribe(channel);
         },
         close: async () => {

@@ -1,8 +1,8 @@
-import type { ClientContext } from '../adapters/client-context.js';
+import { type ClientContext, contextFor } from '../adapters/client-context.js';
 import { runScript } from '../adapters/run-script.js';
 import { Backoff } from '../backoff.js';
 import type { Clock } from '../clock.js';
-import { QuorumError } from '../errors.js';
+import { QuorumError, UnsupportedClientError } from '../errors.js';
 import type { ScriptCall } from '../protocol/call.js';
 import { raiseFence } from '../protocol/fencing-counter.js';
 import type { LockKeys } from '../protocol/keys.js';
@@ -14,10 +14,53 @@ import { quorumSize, tally, verdict } from './quorum.js';
 /** A call re-sent to one node after a failure backs off on this schedule. */
 const RESEND_FIRST_MS = 5;
 const RESEND_MAX_MS = 100;
+/** How many values an acquisition's fencing claim tries before the grant is given back. */
+const CLAIM_ROUNDS = 3;
+
+/**
+ * Resolves once `earlier` settled (it never rejects: `inOrder` keeps a settled-only promise), or
+ * after `waitMs`, whichever comes first.
+ */
+function settledWithin(earlier: Promise<void>, waitMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, waitMs));
+    timer.unref();
+  });
+  return Promise.race([earlier, bound]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The nodes a quorum's token is written back to, in order: those that granted a lower one (they
+ * just answered), then those that granted nothing.
+ */
+function writeBackOrder(grants: readonly (NodeGrant | undefined)[], fencingToken: number): number[] {
+  const nodes = grants.map((grant, node) => ({ grant, node }));
+  return [
+    ...nodes.filter(({ grant }) => grant && grant.fencingToken !== fencingToken),
+    ...nodes.filter(({ grant }) => !grant),
+  ].map(({ node }) => node);
+}
 
 /** A RedlockMutex's state: the quorum's view, and each node's own (undefined: it did not answer). */
 export interface RedlockState extends LockState {
   readonly nodes: readonly (LockState | undefined)[];
+}
+
+/**
+ * One context per client of a Redlock kind (`kind` names it in the refusal). A cluster client is
+ * refused: Redlock's servers are independent Redis servers, each a node of the quorum; one Redis
+ * Cluster is one deployment, for a single-deployment kind.
+ */
+export function nodeContexts(kind: string, clients: readonly unknown[], instead: string): ClientContext[] {
+  const contexts = clients.map((client) => contextFor(client));
+  if (contexts.some((node) => node.topology === 'cluster')) {
+    throw new UnsupportedClientError(
+      `a cluster client (an ioredis Cluster or a node-redis createCluster()) as a ${kind} node. ` +
+        `Pass one client per independent Redis server, or use a ${instead} on the cluster client`,
+    );
+  }
+  return contexts;
 }
 
 /**
@@ -29,6 +72,10 @@ export interface RedlockState extends LockState {
 export class QuorumNodes {
   /** How many nodes make a quorum: ⌊N/2⌋ + 1. */
   readonly quorum: number;
+  /** Per token: its releases being re-sent in the background (`resend`), until `stopResends`. */
+  private readonly resends = new Map<string, Set<{ stopped: boolean }>>();
+  /** Per token, per node: once its latest call there (`inOrder`) has settled. */
+  private readonly sequences = new Map<string, Map<number, Promise<void>>>();
 
   constructor(
     /** The lock's name, for errors. */
@@ -82,7 +129,7 @@ export class QuorumNodes {
    */
   async answer(
     operation: string,
-    call: ScriptCall<boolean>,
+    call: ScriptCall<boolean> | ((node: number) => Promise<boolean>),
     timeoutMs: number,
     failedOn?: (node: number) => void,
   ): Promise<boolean> {
@@ -94,79 +141,252 @@ export class QuorumNodes {
     throw new QuorumError(this.lockName, operation, this.quorum, outcomes);
   }
 
-  /** Sends `call` to the nodes `which` names and waits for their answers (within `timeoutMs`). */
-  async sendTo(
+  /**
+   * Sends `call` (a release or a leave of `token`) to the nodes `which` names, each in order with
+   * the token's other calls there (`inOrder`, waiting for them at most `orderWaitMs`), and waits
+   * for their answers (within `timeoutMs`).
+   */
+  async giveBack(
+    token: string,
     call: ScriptCall<boolean>,
     timeoutMs: number,
+    orderWaitMs: number,
     which: (node: number) => boolean,
   ): Promise<void> {
-    await this.ask((node) => (which(node) ? this.run(node, call) : Promise.resolve(false)), timeoutMs);
+    const send = (node: number) =>
+      which(node) ? this.releaseOn(token, node, call, orderWaitMs) : Promise.resolve(false);
+    await this.ask(send, timeoutMs);
   }
 
   /**
-   * Sends `call()` again to `node`, in the background, until the node answers or `clock` passes
-   * `until`: a release or a leave that never arrived would leave the token in that node's line.
+   * Sends `send()` (one call of `token`'s acquire call or lease to `node`: an attempt, a release)
+   * once every earlier one of `token` to `node` has settled, or `waitMs` after it was made if one
+   * has not by then; at once when none is pending. The node's connection keeps the order of what
+   * is on the wire, but not of what is not there yet: a call answered NOSCRIPT is sent again as
+   * EVAL only after that answer, behind whatever was sent meanwhile (a give-back that settled
+   * without that node's answer, then the call's next attempt, whose script is loaded there, went
+   * first: the give-back then deleted the grant the attempt took, while the lease counted that
+   * node in its quorum; and the other way round, an attempt answered NOSCRIPT went after its own
+   * give-back, leaving a grant held by nobody). The wait is bounded: an earlier call that never
+   * settles (a connection that hangs, a client without a timeout) or settles only once a node
+   * that is down is back must not hold a release back for good (the node kept the grant until its
+   * TTL). Sent past the bound, the call goes out behind the earlier one on the node's connection
+   * (or its client's offline queue), still in order unless that one's NOSCRIPT answer is yet to
+   * come.
    */
-  resend(
+  inOrder<Result>(token: string, node: number, waitMs: number, send: () => Promise<Result>): Promise<Result> {
+    let nodes = this.sequences.get(token);
+    if (!nodes) {
+      nodes = new Map();
+      this.sequences.set(token, nodes);
+    }
+    const before = nodes.get(node);
+    const sent = before ? settledWithin(before, waitMs).then(send) : send();
+    const settled = sent.then(
+      () => {},
+      () => {},
+    );
+    nodes.set(node, settled);
+    const sequence = nodes;
+    void settled.then(() => {
+      if (sequence.get(node) !== settled) return;
+      sequence.delete(node);
+      if (sequence.size === 0 && this.sequences.get(token) === sequence) this.sequences.delete(token);
+    });
+    return sent;
+  }
+
+  /**
+   * One release (or leave) of `token` on `node`, in order with the token's other calls there
+   * (waiting for them at most `waitMs`).
+   */
+  private releaseOn(
+    token: string,
     node: number,
+    call: ScriptCall<boolean>,
+    waitMs: number,
+  ): Promise<boolean> {
+    return this.inOrder(token, node, waitMs, () => this.run(node, call));
+  }
+
+  /**
+   * A release (or a leave) of `token` on every node: true when a quorum released it; false when so
+   * many nodes did not hold it that no quorum did. It is sent to every node, but settles once a
+   * quorum answered: a node that is down costs no wait. A node where it failed or got no answer
+   * gets it again in the background for `ttlMs` (`resend`): a leave that never arrived would leave
+   * the call in that node's line or queue, to be handed the lock later while nobody waits (its
+   * process still listens, so the hand-off is not skipped): held by nobody until its TTL runs out.
+   */
+  releaseEverywhere(
+    token: string,
+    call: () => ScriptCall<boolean>,
+    waitMs: number,
+    clock: Clock,
+    ttlMs: number,
+  ): Promise<boolean> {
+    const until = clock.now() + ttlMs;
+    const first = call();
+    return this.answer(
+      'release',
+      (node) => this.releaseOn(token, node, first, waitMs),
+      waitMs,
+      (node) => this.resend(node, token, call, waitMs, clock, until),
+    );
+  }
+
+  /**
+   * A compare-and-extend of `token` on every node, each in order with the token's other calls there
+   * (`inOrder`, waiting for them at most `orderWaitMs`: never ahead of a give-back of it still on
+   * its way, which would delete what this extended): true with a quorum of yes, as `answer`.
+   */
+  extendEverywhere(
+    token: string,
+    call: ScriptCall<boolean>,
+    timeoutMs: number,
+    orderWaitMs: number,
+  ): Promise<boolean> {
+    return this.answer(
+      'extend',
+      (node) => this.inOrder(token, node, orderWaitMs, () => this.run(node, call)),
+      timeoutMs,
+    );
+  }
+
+  /**
+   * The acquire call of `token` is about to send an attempt: every release of `token` still being
+   * re-sent in the background stops. Such a release is a give-back of that same call (the waiting
+   * loop gives back a grant that came too late to use, then attempts again with the same token);
+   * re-sent after this attempt, it would land behind it on the node and delete the grant the
+   * attempt takes there, while the lease counts that node in its quorum. The attempt itself brings
+   * the node up to date, and the call's own give-back, if it ends without a lease, is sent anew.
+   */
+  stopResends(token: string): void {
+    const resends = this.resends.get(token);
+    if (!resends) return;
+    this.resends.delete(token);
+    for (const resend of resends) resend.stopped = true;
+  }
+
+  /**
+   * Sends `call()` (a release or a leave of `token`) again to `node`, in the background, until the
+   * node answers, `clock` passes `until`, or `token` attempts again (`stopResends`): a release or a
+   * leave that never arrived would leave the token in that node's line.
+   */
+  private resend(
+    node: number,
+    token: string,
     call: () => ScriptCall<boolean>,
     timeoutMs: number,
     clock: Clock,
     until: number,
   ): void {
     const backoff = new Backoff({ firstMs: RESEND_FIRST_MS, maxMs: RESEND_MAX_MS });
+    const resend = { stopped: false };
+    const resends = this.resends.get(token) ?? new Set();
+    resends.add(resend);
+    this.resends.set(token, resends);
     const retry = async (): Promise<void> => {
       while (clock.now() < until) {
         await new Promise((resolve) => setTimeout(resolve, backoff.next()).unref());
-        const [reply] = await fanOut(1, () => this.run(node, call()), timeoutMs);
+        // Checked in the same turn as the send: stopped by an attempt, or sent before it (and then
+        // ahead of it on the node's connection).
+        if (resend.stopped) return;
+        const [reply] = await fanOut(1, () => this.releaseOn(token, node, call(), timeoutMs), timeoutMs);
         if (reply?.outcome === 'value') return;
       }
     };
-    void retry();
+    void retry().finally(() => {
+      resends.delete(resend);
+      if (resends.size === 0 && this.resends.get(token) === resends) this.resends.delete(token);
+    });
   }
 
   /**
-   * Raises the fencing counter to `fencingToken` on as many nodes as a quorum still needs (`have`
-   * nodes handed out that very value, so hold it already); true once a quorum holds at least it. Any
-   * later quorum shares a node with that one, so it starts above. Nodes that granted this call come
-   * first (they just answered); a node that fails is replaced by the next one, in another wave, so
-   * only a fault costs a second round trip.
+   * Claims `fencingToken` (the highest of a quorum's grants) on a quorum: a node takes it when it
+   * handed out that very value to this call (`have` of them) or when its counter was below it and
+   * is raised to it; a node whose counter already reached it does not count, as it may have handed
+   * that value to another holder or taken another quorum's claim of it. Two claims of one value
+   * would need a quorum each, and any two quorums share a node, so a token claimed is this call's
+   * alone; any later quorum shares a node with this one, so it starts above. Refused by a quorum's
+   * answers (holders granted at once by other quorums), it claims a fresh value above every counter
+   * seen, on every node, up to `CLAIM_ROUNDS` times. Resolves with the token claimed, 0 when still
+   * refused, undefined when no quorum answered. With `raiseOnly` (a holder no one else holds with
+   * at once: a RedlockMutex's batch reserving tokens) every node that answers counts, and it
+   * resolves with `fencingToken` or undefined.
    */
-  async raiseFence(
-    keys: LockKeys,
+  async claimFence(
+    keys: Pick<LockKeys, 'fence' | 'lock'>,
     fencingToken: number,
     grants: readonly (NodeGrant | undefined)[],
     have: number,
     timeoutMs: number,
-  ): Promise<boolean> {
-    const nodes = grants.map((grant, node) => ({ grant, node }));
-    const candidates = [
-      ...nodes.filter(({ grant }) => grant && grant.fencingToken !== fencingToken),
-      ...nodes.filter(({ grant }) => !grant),
-    ].map(({ node }) => node);
-    const call = raiseFence(keys, { atLeast: fencingToken });
-    let written = have;
-    while (written < this.quorum && candidates.length > 0) {
-      const wave = candidates.splice(0, this.quorum - written);
-      const replies = await fanOut(wave.length, (i) => this.run(wave[i] as number, call), timeoutMs);
-      written += replies.filter((r) => r.outcome === 'value').length;
+    raiseOnly = false,
+  ): Promise<number | undefined> {
+    let token = fencingToken;
+    let order = writeBackOrder(grants, token);
+    let taken = have;
+    for (let round = 0; round < CLAIM_ROUNDS; round += 1) {
+      const call = raiseFence(keys, { atLeast: token });
+      const claim = await this.spread(call, order, taken, timeoutMs, (reply) => raiseOnly || reply.raised);
+      if (claim.taken >= this.quorum) return token;
+      if (raiseOnly || taken + claim.answers.length < this.quorum) return undefined;
+      token = Math.max(token, ...claim.answers.map((reply) => reply.counter)) + 1;
+      order = this.contexts.map((_, node) => node);
+      taken = 0;
     }
-    return written >= this.quorum;
+    return 0;
+  }
+
+  /**
+   * Sends `call` to the `order`ed nodes, as many at once as a quorum still needs after `taken`, until
+   * a quorum took it (`took` says whether a node's answer counts); a node that fails or refuses is
+   * replaced by the next one, in another wave, so only a fault or a refusal costs a round trip.
+   */
+  private async spread<T>(
+    call: ScriptCall<T>,
+    order: readonly number[],
+    taken: number,
+    timeoutMs: number,
+    took: (reply: T) => boolean,
+  ): Promise<{ taken: number; answers: T[] }> {
+    const candidates = [...order];
+    const answers: T[] = [];
+    let count = taken;
+    while (count < this.quorum && candidates.length > 0) {
+      const wave = candidates.splice(0, this.quorum - count);
+      const replies = await fanOut(wave.length, (i) => this.run(wave[i] as number, call), timeoutMs);
+      for (const reply of replies) {
+        if (reply.outcome !== 'value') continue;
+        answers.push(reply.value);
+        if (took(reply.value)) count += 1;
+      }
+    }
+    return { taken: count, answers };
+  }
+
+  /**
+   * Each node's answer to a read-only `call` (undefined where a node did not answer); rejects with
+   * a `QuorumError` without a quorum of answers.
+   */
+  async states<State>(call: ScriptCall<State>, timeoutMs: number): Promise<(State | undefined)[]> {
+    const replies = await this.ask(call, timeoutMs);
+    const answered = replies.filter((r) => r.outcome === 'value').length;
+    if (answered < this.quorum) {
+      const outcomes = replies.map((r) => nodeOutcome(r, () => true));
+      throw new QuorumError(this.lockName, 'inspect', this.quorum, outcomes);
+    }
+    return replies.map((r) => (r.outcome === 'value' ? r.value : undefined));
   }
 
   /** The quorum's view: the owner a quorum agrees on; rejects without a quorum of answers. */
   async inspect(call: ScriptCall<LockState>, timeoutMs: number): Promise<RedlockState> {
-    const replies = await this.ask(call, timeoutMs);
-    const nodes = replies.map((r): LockState | undefined => {
-      if (r.outcome !== 'value') return undefined;
-      const { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel } = r.value;
+    const states = await this.states(call, timeoutMs);
+    const nodes = states.map((state): LockState | undefined => {
+      if (!state) return undefined;
+      const { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel } = state;
       return { locked, ownerToken, remainingTtlMs, lastFencingToken, holderLabel };
     });
     const answered = nodes.filter((n): n is LockState => n !== undefined);
-    if (answered.length < this.quorum) {
-      const outcomes = replies.map((r) => nodeOutcome(r, () => true));
-      throw new QuorumError(this.lockName, 'inspect', this.quorum, outcomes);
-    }
     const lastFencingToken = Math.max(...answered.map((n) => n.lastFencingToken));
     const owners = new Map<string, number[]>();
     for (const node of answered) {

@@ -51,21 +51,27 @@ export const defaultRedlockOptions: Readonly<RedlockOptions> = Object.freeze({
   waiterTtlMs: 1_000,
 });
 
+/** The checks of the options every Redlock kind has (its quorum's), beyond every lock's. */
+export const quorumChecks: Checks<Pick<RedlockOptions, 'nodeTimeoutMs' | 'waiterTtlMs' | 'minReplicaAcks'>> =
+  {
+    nodeTimeoutMs: (n, v) => checkMs(n, v),
+    waiterTtlMs: (n, v) => checkMs(n, v),
+    // Its servers are independent primaries: a replica acknowledgement is not what a quorum counts.
+    minReplicaAcks: (n, v) => {
+      if (v !== 0) {
+        throw new RangeError(
+          `Expected \`${n}\` to be 0: a Redlock's servers are independent primaries, and its quorum is what keeps a lock through one server's loss`,
+        );
+      }
+      return 0;
+    },
+  };
+
 const redlockChecks: Checks<RedlockOptions> = {
   ...lockChecks,
   ...localBatchChecks,
-  nodeTimeoutMs: (n, v) => checkMs(n, v),
+  ...quorumChecks,
   handOffAfterMs: (n, v) => checkMs(n, v, { allowZero: true }),
-  waiterTtlMs: (n, v) => checkMs(n, v),
-  // Its servers are independent primaries: a replica acknowledgement is not what a quorum counts.
-  minReplicaAcks: (n, v) => {
-    if (v !== 0) {
-      throw new RangeError(
-        `Expected \`${n}\` to be 0: a RedlockMutex's servers are independent primaries, and its quorum is what keeps a lock through one server's loss`,
-      );
-    }
-    return 0;
-  },
 };
 
 /** Checks a RedlockMutex's options and merges them over the defaults into a new frozen object. */

@@ -11,12 +11,14 @@
  * scenarios run at once, each on its own workers and servers (default: one per core); --scenario-ms <ms> sets the
  * fault phase of each fast scenario (FAULTS_SCENARIO_MS); --locks mutex,fair-mutex (FAULTS_LOCKS)
  * picks the primitives every scenario runs for (default: mutex, fair-mutex, semaphore, redlock-mutex,
- * multi-mutex (a MultiMutex over each lock name and a partner name, judged by the first);
+ * redlock-semaphore, multi-mutex (a MultiMutex over each lock name and a partner name, judged by the
+ * first);
  * reentrant-mutex and read-write-lock on request; scenarios marked `exclusive` skip the Semaphore).
- * redlock-mutex (a RedlockMutex on three redis-servers, each behind its own proxy) runs only the
- * scenarios written for three nodes (`redlockScenarios`: minority and majority of nodes lost, a
- * node paused past the TTL, a slow node, lost replies on one node), and they run only for it;
- * `--locks redlock-mutex` runs just those (and the controls), about 1.5 min. In the soak profile
+ * redlock-mutex and redlock-semaphore (on three redis-servers, each behind its own proxy) run only
+ * the scenarios written for three nodes (`redlockScenarios`: minority and majority of nodes lost or
+ * paused, a minority restarted empty after a TTL, a slow node, lost replies on one node), and they
+ * run only for them; `--locks redlock-mutex,redlock-semaphore --only edlock` runs just those (and
+ * the Redlock controls), about 1.5 min. In the soak profile
  * its chunks run the chaos scenario on three servers with the faults on the first one only.
  * The cluster scenarios (`clusterScenarios`: a fresh Redis Cluster of 3 primaries with a replica each
  * per run, the workers on cluster clients, a `CLUSTER FAILOVER` and a killed primary) run for the lock
@@ -71,7 +73,7 @@ const profile = values.profile === 'soak' ? 'soak' : 'fast';
 const primitives = (
   values.locks ??
   process.env.FAULTS_LOCKS ??
-  'mutex,fair-mutex,semaphore,redlock-mutex,multi-mutex'
+  'mutex,fair-mutex,semaphore,redlock-mutex,redlock-semaphore,multi-mutex'
 ).split(',') as LockId[];
 
 interface Planned {

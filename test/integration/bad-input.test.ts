@@ -13,6 +13,7 @@ import {
   type RedisClient,
   RedisExpLock,
   RedlockMutex,
+  RedlockSemaphore,
   ReentrantMutex,
   releaseLock,
   Semaphore,
@@ -158,6 +159,38 @@ const cases: Case[] = [
   [
     'RedlockMutex nodeTimeoutMs on a call',
     (c) => new RedlockMutex([c], 'x').acquire({ nodeTimeoutMs: 5 } as object),
+    TypeError,
+  ],
+  [
+    'RedlockSemaphore without a limit',
+    (c) => new RedlockSemaphore([c], 'x', {} as { limit: number }),
+    TypeError,
+  ],
+  ['RedlockSemaphore with limit 0', (c) => new RedlockSemaphore([c], 'x', { limit: 0 }), RangeError],
+  [
+    'RedlockSemaphore with more permits than its limit',
+    (c) => new RedlockSemaphore([c], 'x', { limit: 2, permits: 3 }),
+    RangeError,
+  ],
+  [
+    'RedlockSemaphore acquire of more permits than its limit',
+    (c) => new RedlockSemaphore([c], 'x', { limit: 2 }).acquire({ permits: 3 }),
+    RangeError,
+  ],
+  ['RedlockSemaphore with no clients', () => new RedlockSemaphore([], 'x', { limit: 1 }), RangeError],
+  [
+    'RedlockSemaphore with a non-client',
+    (c) => new RedlockSemaphore([c, {} as RedisClient], 'x', { limit: 1 }),
+    UnsupportedClientError,
+  ],
+  [
+    'RedlockSemaphore with minReplicaAcks',
+    (c) => new RedlockSemaphore([c], 'x', { limit: 1, minReplicaAcks: 1 }),
+    RangeError,
+  ],
+  [
+    'RedlockSemaphore handOffAfterMs (a RedlockMutex option)',
+    (c) => new RedlockSemaphore([c], 'x', { limit: 1, handOffAfterMs: 5 } as object as { limit: number }),
     TypeError,
   ],
   [

@@ -17,6 +17,7 @@ import {
   NotReplicatedError,
   RedisCommandError,
   RedlockMutex,
+  RedlockSemaphore,
   Semaphore,
   UnsupportedClientError,
 } from '../../src/index.js';
@@ -194,6 +195,17 @@ for (const kind of clusterClientKinds) {
           error instanceof UnsupportedClientError &&
           error.code === 'UNSUPPORTED_CLIENT' &&
           /RedlockMutex node/.test(error.message),
+      );
+    });
+
+    test('RedlockSemaphore refuses a cluster client as a node', () => {
+      const { a, b } = clients;
+      assert.throws(
+        () => new RedlockSemaphore([a.client, b.client], name(), { limit: 2 }),
+        (error: unknown) =>
+          error instanceof UnsupportedClientError &&
+          error.code === 'UNSUPPORTED_CLIENT' &&
+          /RedlockSemaphore node/.test(error.message),
       );
     });
 

@@ -1,7 +1,7 @@
 /**
  * The lock contract (test/suites/lock-contract.ts) on a real Redis Cluster, 3 primaries with a
- * replica each (one cluster for the file): every lock kind but the RedlockMutex (which refuses
- * cluster clients: test/integration/cluster.test.ts), on the ioredis Cluster, on the node-redis
+ * replica each (one cluster for the file): every lock kind but those over independent servers (the
+ * RedlockMutex and RedlockSemaphore refuse cluster clients: test/integration/cluster.test.ts), on the ioredis Cluster, on the node-redis
  * v4 cluster client (the one whose evalSha cannot route, so the adapter's own routing is covered;
  * v5 and v6 share its adapter) and on Valkey GLIDE's `GlideClusterClient` (routed by the adapter
  * too). Each test's lock names are fresh, so they fall on many slots, and on every primary.
@@ -23,7 +23,7 @@ after(async () => {
 });
 
 for (const lockKind of lockKinds(sources)) {
-  if (lockKind.name === 'RedlockMutex') continue;
+  if (lockKind.independentServers) continue;
   for (const kind of [ioredisClusterKind6, nodeRedisClusterV4Kind, glideClusterKind]) {
     lockContract(lockKind, kind, () => clusterForSuite(kind, () => cluster));
   }

@@ -12,14 +12,24 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { Clock } from '../../src/clock.js';
 import { type Lease, LockLostError, QuorumError, type RedisClient, RedlockMutex } from '../../src/index.js';
 import { lockKeys } from '../../src/protocol/keys.js';
 import { PLACE_TOLERANCE_MS } from '../../src/protocol/redlock.js';
+import { scripts } from '../../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { keepBusy, noSubscribeUrl } from '../fixtures/busy-lock.js';
-import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
-import { abortedWith, nameMaker, until, watchUnhandledRejections, within } from '../fixtures/helpers.js';
+import { type ClientKind, clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
+import {
+  abortedWith,
+  nameMaker,
+  sleep,
+  until,
+  watchUnhandledRejections,
+  within,
+} from '../fixtures/helpers.js';
+import { lateGiveBack } from '../fixtures/late-give-back.js';
 import { ownerTokenOf } from '../fixtures/lock-value.js';
 
 const PREFIX = 'locksmith';
@@ -51,6 +61,56 @@ describe('RedlockMutex', () => {
   });
 
   for (const kind of clientKinds) redlockSuite(kind, servers);
+
+  test('a grant given back as unusable is not deleted later by that give-back re-sent after the next attempt', async () => {
+    // As the RedlockSemaphore's test of the same name: the first grant comes too late to use (a
+    // clock skips 2 s forward), its give-back fails on server 1 and is re-sent there in the
+    // background, after the call's next attempt took servers 0 and 1 (server 2 is someone else's).
+    // The re-sent release must not delete server 1's grant under the lease.
+    const lockName = `redlock-late-give-back-${process.pid}`;
+    const direct = await Promise.all(servers.slice(0, 3).map((s) => ioredisKind.create(s.url)));
+    const gated = await ioredisKind.create((servers[1] as RedisServer).url);
+    try {
+      await direct[2]?.command('SET', lockKeys(PREFIX, lockName).lock, OTHER_OWNER, 'PX', '60000');
+      // Every script is loaded already, so each call below is one EVALSHA (no NOSCRIPT fallback).
+      for (const script of Object.values(scripts)) await direct[1]?.command('SCRIPT', 'LOAD', script.source);
+      let skewMs = 0;
+      const clock: Clock = { now: () => performance.now() + skewMs };
+      const server1 = lateGiveBack(
+        gated.client,
+        { acquire: scripts.redlockAcquire, release: scripts.redlockRelease },
+        () => {
+          skewMs += 2_000;
+        },
+      );
+      const clients = [direct[0], gated, direct[2]].map((c) => (c as TestClient).client);
+      const lock = new RedlockMutex(clients, lockName, {
+        ttlMs: 1_000,
+        autoExtend: false,
+        wakeOnRelease: false,
+        retryJitterMs: 0,
+        clock,
+      });
+      const lease = await lock.acquire({ timeoutMs: 5_000 });
+      assert.ok(
+        server1.acquires() >= 2,
+        `the first grant was given back, then attempted again (${server1.calls})`,
+      );
+      // Longer than the re-send's first back-off (5 ms): a re-sent release has been applied by now.
+      await sleep(100);
+      assert.ok(lease.isHeld, 'the lease counts itself valid');
+      const owners = await Promise.all(direct.map((c) => ownerOn(c, lockName)));
+      const holding = owners.filter((owner) => owner === lease.token).length;
+      assert.ok(
+        holding >= 2,
+        `a quorum holds the valid lease's token (owners: ${JSON.stringify(owners.map((o) => (o === lease.token ? 'lease' : o)))}; server 1's calls: ${server1.calls})`,
+      );
+      await lease.release();
+    } finally {
+      await direct[2]?.command('DEL', lockKeys(PREFIX, lockName).lock);
+      await Promise.all([...direct, gated].map((c) => c.close()));
+    }
+  });
 
   test('mixed client libraries in one quorum; a waiter is handed the lock by the release, not its timer', async () => {
     const kinds = [clientKinds[0], clientKinds[3], clientKinds[5]] as ClientKind[];

@@ -57,26 +57,31 @@ test('every SHA1 is what SCRIPT LOAD returns', async () => {
   }
 });
 
-test('raise-fence raises a counter to a floor and never lowers it', async () => {
+test('raise-fence raises a counter to a floor and never lowers it, and says whether it raised it', async () => {
   const key = 'locksmith:{raise}:fence';
   const lock = 'locksmith:{raise}';
-  const run = async (floor: string) =>
-    (await server.command('EVAL', scripts.raiseFence.source, '2', key, lock, floor)).trim();
-  assert.equal(await run('7'), ':7', 'a missing counter is raised');
+  // The reply {raised, counter} as 'raised counter'.
+  const run = async (floor: string) => {
+    const reply = await server.command('EVAL', scripts.raiseFence.source, '2', key, lock, floor);
+    const [raised, counter] = reply.split('\r\n').slice(1, 3);
+    return `${raised?.slice(1)} ${counter?.slice(1)}`;
+  };
+  assert.equal(await run('7'), '1 7', 'a missing counter is raised');
   assert.equal((await server.command('GET', key)).split('\r\n')[1], '7');
-  assert.equal(await run('3'), ':7', 'a lower floor changes nothing');
-  assert.equal(await run('6000000000000123'), ':6000000000000123', 'exact above 2^52');
+  assert.equal(await run('3'), '0 7', 'a lower floor changes nothing');
+  assert.equal(await run('7'), '0 7', 'nor does the same value: it was not this call that raised it');
+  assert.equal(await run('6000000000000123'), '1 6000000000000123', 'exact above 2^52');
   assert.equal((await server.command('GET', key)).split('\r\n')[1], '6000000000000123');
   // A held lock records its holder's token, and a release hands the next one out from it (grant-waiter.lua):
   // it is raised with the counter, or that hand-off would lower the counter again.
   const expiry = Date.now() + 10_000;
   await server.command('SET', lock, `6000000000000200|${expiry}|0|0|0|0|owner`, 'PX', '10000');
-  assert.equal(await run('6000000000000300'), ':6000000000000300');
+  assert.equal(await run('6000000000000300'), '1 6000000000000300');
   assert.match(await server.command('GET', lock), /6000000000000300\|\d+\|0\|0\|0\|0\|owner/);
   assert.ok(Number((await server.command('PTTL', lock)).slice(1)) > 9_000, 'the holder keeps its expiry');
   // A free lock's key keeps the release that freed it, with the counter's value, which the next
   // acquire takes its token from (acquire-or-queue.lua): it is raised too.
   await server.command('SET', lock, '6000000000000300|0|0|0|3|0|old', 'PX', '60000');
-  assert.equal(await run('6000000000000400'), ':6000000000000400');
+  assert.equal(await run('6000000000000400'), '1 6000000000000400');
   assert.match(await server.command('GET', lock), /6000000000000400\|0\|0\|0\|3\|0\|old/);
 });

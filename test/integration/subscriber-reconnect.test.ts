@@ -8,8 +8,9 @@ import { after, before, describe, test } from 'node:test';
 import { contextFor } from '../../src/adapters/client-context.js';
 import { hubFor } from '../../src/adapters/subscriber-hub.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
-import { clientKinds } from '../fixtures/clients.js';
-import { nameMaker, until } from '../fixtures/helpers.js';
+import { FaultProxy } from '../faults/toolkit/proxy.js';
+import { clientKinds, ioredisKind } from '../fixtures/clients.js';
+import { nameMaker, sleep, until, watchUnhandledRejections } from '../fixtures/helpers.js';
 
 /** How many times the subscriber connection is killed: each kill is one reconnect window. */
 const KILLS = 8;
@@ -70,4 +71,45 @@ describe('waiters come and go while the subscriber connection reconnects', () =>
       }
     });
   }
+});
+
+describe('the subscriber connection lost again while it re-subscribes', () => {
+  const name = nameMaker('resubscribe-lost');
+  // ioredis' own re-subscribe after a reconnect (autoResubscribe) is a promise nobody handles: lost
+  // with its connection and not sent again within the subscriber's maxRetriesPerRequest, it was an
+  // unhandled MaxRetriesPerRequestError in the user's process (a fault worker crashed on one).
+  test('ioredis: no unhandled rejection when the re-subscribe never gets its answer', async () => {
+    const unhandled = watchUnhandledRejections();
+    const proxy = await FaultProxy.start({ port: server.port });
+    const client = await ioredisKind.create(proxy.url);
+    try {
+      const hub = hubFor(contextFor(client.client));
+      const channel = `${name()}:granted:test`;
+      const watch = await hub.watch(channel);
+      // After a reset, the re-subscribe reaches the server but its answer never comes back: the
+      // proxy holds it, and goes away for good as soon as the re-subscribe went through.
+      let resubscribed!: () => void;
+      const sent = new Promise<void>((resolve) => {
+        resubscribed = resolve;
+      });
+      proxy.delay = (frame) => {
+        if (!frame.pubsub) return 0;
+        if (!frame.toClient) resubscribed();
+        return 10_000;
+      };
+      proxy.resetAll();
+      await sent;
+      await proxy.close();
+      // ioredis gives up on a queued command after maxRetriesPerRequest (3) reconnects: ~0.5 s.
+      await sleep(1_500);
+      watch.close();
+      await hub.close();
+      await sleep(50);
+      assert.deepEqual(unhandled.reasons.map(String), []);
+    } finally {
+      unhandled.stop();
+      await proxy.close().catch(() => {});
+      await client.close();
+    }
+  });
 });

@@ -178,7 +178,14 @@ describe('typed script calls', () => {
       String(PLACE_TOLERANCE_MS),
     ]);
     assert.deepEqual(calls.raiseFence.args, ['1700000000000123']);
-    assert.equal(calls.raiseFence.decode(1_700_000_000_000_124), 1_700_000_000_000_124);
+    assert.deepEqual(calls.raiseFence.decode([1, 1_700_000_000_000_124]), {
+      raised: true,
+      counter: 1_700_000_000_000_124,
+    });
+    assert.deepEqual(calls.raiseFence.decode([0, 1_700_000_000_000_125]), {
+      raised: false,
+      counter: 1_700_000_000_000_125,
+    });
     assert.throws(() => raiseFence(keys, { atLeast: 2 ** 53 }), /safe non-negative integer/);
     assert.deepEqual(calls.reentrantAcquire.keys, [
       keys.lock,

@@ -72,16 +72,39 @@ async function probeQuorum(
     if (state.ownerToken !== lease.token) return undefined;
     return { holder: 'self', pttl: state.remainingTtlMs ?? -2 };
   }
-  // The quorum-th longest hold of this token, from each node's own PTTL.
-  const selfTtls = perNode
-    .filter((n) => n !== undefined && n.ownerToken === lease.token)
-    .map((n) => n?.remainingTtlMs ?? -2)
-    .sort((a, b) => b - a);
+  return quorumAnswer(
+    perNode.map((n) =>
+      n === undefined
+        ? undefined
+        : {
+            mine: n.ownerToken === lease.token ? (n.remainingTtlMs ?? -2) : undefined,
+            other: n.ownerToken !== undefined && n.ownerToken !== lease.token,
+          },
+    ),
+    quorum,
+  );
+}
+
+/** What one node says of a lease: its hold's PTTL there (undefined: none), and whether others hold. */
+export interface NodeView {
+  readonly mine: number | undefined;
+  readonly other: boolean;
+}
+
+/**
+ * Who holds a lock over several nodes, by each node's view (undefined: it did not answer): this
+ * lease, for the quorum-th longest of its holds, when a quorum holds it; unknown while the nodes
+ * that hold it and those that did not answer could make a quorum; otherwise another or nobody.
+ */
+export function quorumAnswer(
+  perNode: readonly (NodeView | undefined)[],
+  quorum: number,
+): ProbeAnswer | undefined {
+  const selfTtls = perNode.flatMap((n) => (n?.mine === undefined ? [] : [n.mine])).sort((a, b) => b - a);
   if (selfTtls.length >= quorum) return { holder: 'self', pttl: selfTtls[quorum - 1] as number };
   const unanswered = perNode.filter((n) => n === undefined).length;
   if (selfTtls.length + unanswered >= quorum) return undefined;
-  const other = perNode.some((n) => n?.ownerToken !== undefined && n.ownerToken !== lease.token);
-  return { holder: other ? 'other' : 'none', pttl: -2 };
+  return { holder: perNode.some((n) => n?.other) ? 'other' : 'none', pttl: -2 };
 }
 
 /**

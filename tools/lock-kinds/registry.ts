@@ -44,6 +44,12 @@ import {
   redlockCycle,
   redlockHolds,
 } from './redlock-mutex.js';
+import {
+  BENCH_REDLOCK_SEMAPHORE_LIMIT,
+  FAULT_REDLOCK_SEMAPHORE,
+  redlockSemaphoreBenchCells,
+  redlockSemaphoreHolds,
+} from './redlock-semaphore.js';
 import { reentrantHolds } from './reentrant-mutex.js';
 import { FAULT_SEMAPHORE_LIMIT, semaphoreHolds } from './semaphore.js';
 
@@ -93,6 +99,11 @@ export interface LockKind<L extends ContractLock = ContractLock, Variant extends
    * names may still be held, so waking one alone could leave the freed name idle while others wait).
    */
   readonly wakesEveryWaiter?: boolean;
+  /**
+   * It runs over several independent Redis servers (a Redlock kind) and refuses a cluster client
+   * (test/integration/cluster.test.ts): the cluster's contract skips it.
+   */
+  readonly independentServers?: true;
   /** How the fault suite's workers hold it (absent: the fault suite does not run it). */
   readonly fault?: FaultFacet;
   /** Its cells in the bench (absent: not benchmarked). */
@@ -296,6 +307,7 @@ export function lockKinds(lib: Library): readonly LockKind[] {
         new lib.RedlockMutex([client], name, { ...CONTRACT_REDLOCK_OPTIONS, ...options }),
       waiters: async (lock, redis) => Number(await redis.command('ZCARD', lock.keys.line)),
       alone: batchedAlone,
+      independentServers: true,
       fault: {
         id: 'redlock-mutex',
         label: `Redlock/${REDLOCK_NODES}`,
@@ -310,6 +322,35 @@ export function lockKinds(lib: Library): readonly LockKind[] {
         create: (clients, key, cell) =>
           redlockCycle(
             new lib.RedlockMutex(quorumOf(clients), key, { ttlMs: TTL_MS, ...cell.variant?.options }),
+          ),
+      },
+    }),
+    lockKind({
+      name: 'RedlockSemaphore',
+      // The contract's exclusive lock is a RedlockSemaphore of one permit, on a quorum of one.
+      create: (client, name, options) =>
+        new lib.RedlockSemaphore([client], name, { ...CONTRACT_REDLOCK_OPTIONS, ...options, limit: 1 }),
+      waiters: queueLength,
+      independentServers: true,
+      fault: {
+        id: 'redlock-semaphore',
+        label: `RedlockSemaphore/${FAULT_REDLOCK_SEMAPHORE.limit}, ${FAULT_REDLOCK_SEMAPHORE.nodes} servers`,
+        nodes: FAULT_REDLOCK_SEMAPHORE.nodes,
+        limit: FAULT_REDLOCK_SEMAPHORE.limit,
+        holds: (at) => redlockSemaphoreHolds(lib, at),
+      },
+      bench: {
+        id: 'redlock-semaphore',
+        label: `RedlockSemaphore/${BENCH_REDLOCK_SEMAPHORE_LIMIT}`,
+        cells: redlockSemaphoreBenchCells,
+        servers: 3,
+        limit: BENCH_REDLOCK_SEMAPHORE_LIMIT,
+        create: (clients, key) =>
+          redlockCycle(
+            new lib.RedlockSemaphore(quorumOf(clients), key, {
+              ttlMs: TTL_MS,
+              limit: BENCH_REDLOCK_SEMAPHORE_LIMIT,
+            }),
           ),
       },
     }),

@@ -1,0 +1,456 @@
+/**
+ * RedlockSemaphore on real redis-servers (3 independent masters): the guarantees docs/guarantees.md
+ * claims for it, each by a test that fails when it breaks. At most `limit` permits held through a
+ * quorum, also when a minority of servers has its permits taken by someone else; a minority down
+ * still grants, a majority down refuses with a `QuorumError`; fencing tokens increase, also across
+ * quorums that share a single node (the write-back); release and extension reach every server; a
+ * waiter is handed its permits by the release (its retry delay is a minute), not by polling.
+ *
+ * A node that is "down" is a client connected through a fault proxy that black-holes every byte.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Clock } from '../../src/clock.js';
+import {
+  type Lease,
+  LockTimeoutError,
+  QuorumError,
+  RedlockSemaphore,
+  type RedlockSemaphoreOptions,
+  Semaphore,
+} from '../../src/index.js';
+import { lockKeys } from '../../src/protocol/keys.js';
+import { scripts } from '../../src/protocol/scripts.js';
+import { type RedisServer, startRedis } from '../../tools/redis-server.js';
+import { FaultProxy } from '../faults/toolkit/proxy.js';
+import { clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
+import { nameMaker, sleep, until, watchUnhandledRejections } from '../fixtures/helpers.js';
+import { interceptScripts, lateGiveBack, type ScriptCalls } from '../fixtures/late-give-back.js';
+
+const PREFIX = 'locksmith';
+const SERVERS = 3;
+
+/** How many holders one server's sorted set has (expired or not: a release removes its member). */
+async function holdersOn(client: TestClient, name: string): Promise<number> {
+  return Number(await client.command('ZCARD', lockKeys(PREFIX, name).lock));
+}
+
+/** How many waiters one server's queue has. */
+async function queuedOn(client: TestClient, name: string): Promise<number> {
+  return Number(await client.command('LLEN', lockKeys(PREFIX, name).queue));
+}
+
+describe('RedlockSemaphore', () => {
+  const servers: RedisServer[] = [];
+  let live: TestClient[] = [];
+  const name = nameMaker('rsem');
+  watchUnhandledRejections();
+  before(async () => {
+    for (let i = 0; i < SERVERS; i += 1) servers.push(await startRedis());
+    live = await Promise.all(servers.map((s) => ioredisKind.create(s.url)));
+  });
+  after(async () => {
+    await Promise.all(live.map((c) => c.close()));
+    await Promise.all(servers.map((s) => s.stop()));
+  });
+  const clients = () => live.map((c) => c.client);
+
+  /**
+   * Runs `run` with a RedlockSemaphore of a new name on a client per server through a fault proxy
+   * (to black-hole), closing both after.
+   */
+  async function throughProxies(
+    options: Partial<RedlockSemaphoreOptions> & { limit: number },
+    run: (proxied: FaultProxy[], semaphore: RedlockSemaphore) => Promise<void>,
+  ): Promise<void> {
+    const proxied = await Promise.all(servers.map((s) => FaultProxy.start({ port: s.port })));
+    const own = await Promise.all(proxied.map((p) => ioredisKind.create(p.url)));
+    try {
+      const semaphore = new RedlockSemaphore(
+        own.map((c) => c.client),
+        name(),
+        options,
+      );
+      await run(proxied, semaphore);
+    } finally {
+      for (const p of proxied) await p.close();
+      await Promise.all(own.map((c) => c.close().catch(() => {})));
+    }
+  }
+
+  /**
+   * Acquires through `semaphore`, whose first grant server 1 (`server1`) saw given back and
+   * attempted again; after `settleMs` (for what is still on its way), a quorum holds the valid
+   * lease's permit. Releases it.
+   */
+  async function heldOnAQuorum(semaphore: RedlockSemaphore, server1: ScriptCalls, settleMs: number) {
+    const lease = await semaphore.acquire({ timeoutMs: 5_000 });
+    const calls = `server 1's calls: ${server1.calls}`;
+    assert.ok(server1.acquires() >= 2, `the first grant was given back, then attempted again (${calls})`);
+    await sleep(settleMs);
+    assert.ok(lease.isHeld, 'the lease counts itself valid');
+    const observer = new RedlockSemaphore(clients(), semaphore.name, { limit: 1, ttlMs: 1_000 });
+    const { holders, nodes } = await observer.inspect();
+    const perNode = nodes.map((n) => n?.holders.map((h) => (h.token === lease.token ? 'lease' : 'other')));
+    assert.ok(
+      holders.some((h) => h.token === lease.token),
+      `a quorum holds the valid lease's permit (per server: ${JSON.stringify(perNode)}; ${calls})`,
+    );
+    await lease.release();
+  }
+
+  for (const kind of clientKinds) {
+    test(`${kind.name}: limit permits are granted, one more is not, and a release frees one`, async () => {
+      const own = await Promise.all(servers.map((s) => kind.create(s.url)));
+      try {
+        const semaphore = new RedlockSemaphore(
+          own.map((c) => c.client),
+          name(),
+          { limit: 2, ttlMs: 10_000 },
+        );
+        const a = await semaphore.acquire();
+        const b = await semaphore.tryAcquire();
+        assert.ok(b, 'the second permit is granted');
+        assert.equal(await semaphore.tryAcquire(), null, 'a third is refused');
+        const state = await semaphore.inspect();
+        assert.equal(state.permitsHeld, 2);
+        assert.deepEqual(state.holders.map((h) => h.token).sort(), [a.token, b.token].sort());
+        assert.equal(await b.release(), true);
+        const c = await semaphore.tryAcquire();
+        assert.ok(c, 'a released permit is granted again');
+        await Promise.all([a.release(), c.release()]);
+      } finally {
+        await Promise.all(own.map((c) => c.close()));
+      }
+    });
+  }
+
+  test('permits are all or none: two permits are refused while only one is free', async () => {
+    const semaphore = new RedlockSemaphore(clients(), name(), { limit: 2, ttlMs: 10_000 });
+    const one = await semaphore.acquire();
+    assert.equal(await semaphore.tryAcquire({ permits: 2 }), null);
+    const lockName = semaphore.name;
+    for (const c of live) assert.equal(await holdersOn(c, lockName), 1, 'the refused try left nothing');
+    await one.release();
+    const two = await semaphore.tryAcquire({ permits: 2 });
+    assert.ok(two);
+    await two.release();
+  });
+
+  test('at most limit holders through a quorum, also with a minority of servers full of other holders', async () => {
+    const lockName = name();
+    // Server 0's permits are all held by someone else (a single-server Semaphore of the same name):
+    // the quorum of servers 1 and 2 still grants, and never more than the limit.
+    const squatter = new Semaphore(live[0]?.client as TestClient['client'], lockName, {
+      limit: 2,
+      ttlMs: 60_000,
+    });
+    const squat = await squatter.acquire({ permits: 2 });
+    const semaphore = new RedlockSemaphore(clients(), lockName, { limit: 2, ttlMs: 10_000 });
+    let holding = 0;
+    let most = 0;
+    const tokens: number[] = [];
+    const worker = async () => {
+      for (let round = 0; round < 5; round += 1) {
+        const lease = await semaphore.acquire({ timeoutMs: 60_000 });
+        holding += 1;
+        most = Math.max(most, holding);
+        tokens.push(lease.fencingToken);
+        // A round trip while held, so the others' attempts interleave with this hold.
+        assert.ok((await semaphore.inspect()).permitsHeld <= 2, 'the quorum counts at most the limit');
+        holding -= 1;
+        await lease.release();
+      }
+    };
+    await Promise.all(Array.from({ length: 6 }, worker));
+    assert.ok(most <= 2, `${most} holders at once with a limit of 2`);
+    assert.equal(tokens.length, 30, 'every caller got through');
+    assert.equal(new Set(tokens).size, 30, 'every acquisition has its own fencing token');
+    // With the squatter's permits, a third server full too leaves no quorum: a single try is refused.
+    const other = new Semaphore(live[1]?.client as TestClient['client'], lockName, {
+      limit: 2,
+      ttlMs: 60_000,
+    });
+    const squat2 = await other.acquire({ permits: 2 });
+    assert.equal(await semaphore.tryAcquire(), null, 'two servers full: no quorum grants');
+    await Promise.all([squat.release(), squat2.release()]);
+  });
+
+  test('three quorums over three servers with limit 2: the third caller is refused (the read after the grant)', async () => {
+    const lockName = name();
+    const key = lockKeys(PREFIX, lockName).lock;
+    // P holds servers 0 and 2, Q servers 1 and 2 (members as semaphore-holders.lua writes them):
+    // two permits held through a quorum each; servers 0 and 1 have a permit free, server 2 none.
+    const holdOn = async (node: number, member: string) => {
+      const client = live[node] as TestClient;
+      const [seconds] = (await client.command('TIME')) as [string, string];
+      await client.command('ZADD', key, String(Number(seconds) * 1000 + 60_000), member);
+    };
+    await holdOn(0, '1|1|0|P');
+    await holdOn(2, '1|1|0|P');
+    await holdOn(1, '1|2|0|Q');
+    await holdOn(2, '1|2|0|Q');
+    const semaphore = new RedlockSemaphore(clients(), lockName, { limit: 2, ttlMs: 10_000 });
+    // Servers 0 and 1 grant it a quorum, and every server holds at most 2: only the read after
+    // the grant sees three holders of a quorum each.
+    assert.equal(await semaphore.tryAcquire(), null, 'a third holder would exceed the limit');
+    for (const node of [0, 1])
+      assert.equal(await holdersOn(live[node] as TestClient, lockName), 1, 'given back');
+    assert.equal((await semaphore.inspect()).permitsHeld, 2);
+    await Promise.all(live.map((c) => c.command('DEL', key)));
+    assert.ok(await semaphore.tryAcquire(), 'granted once they are gone');
+  });
+
+  test('a minority down still grants; a majority down refuses (QuorumError, or a typed timeout) and keeps nothing', async () => {
+    await throughProxies({ limit: 2, ttlMs: 5_000, nodeTimeoutMs: 200 }, async (proxied, semaphore) => {
+      const lockName = semaphore.name;
+      (proxied[0] as FaultProxy).blackhole();
+      const lease = await semaphore.acquire({ timeoutMs: 10_000 });
+      assert.ok(lease.fencingToken > 0);
+      for (const i of [1, 2]) assert.equal(await holdersOn(live[i] as TestClient, lockName), 1);
+      await lease.release();
+      (proxied[1] as FaultProxy).blackhole();
+      // A single try says why: no quorum. A waiting call keeps trying its minority until its
+      // deadline (as the RedlockMutex's does: the servers may come back), then says it timed out.
+      await assert.rejects(semaphore.tryAcquire(), QuorumError);
+      await assert.rejects(semaphore.acquire({ timeoutMs: 1_000 }), LockTimeoutError);
+      await until(
+        async () => (await holdersOn(live[2] as TestClient, lockName)) === 0,
+        'the grant is given back',
+      );
+    });
+  });
+
+  test('fencing tokens increase across quorums that share one server (the quorum maximum is written back)', async () => {
+    await throughProxies({ limit: 1, ttlMs: 5_000, nodeTimeoutMs: 200 }, async (proxied, semaphore) => {
+      const lockName = semaphore.name;
+      // Server 2's counter far ahead: the first quorum's token comes from it.
+      await (live[2] as TestClient).command('SET', lockKeys(PREFIX, lockName).fence, String(2 ** 52));
+      let last = 0;
+      for (const down of [0, 2, 1, 0, 2]) {
+        for (const [i, p] of proxied.entries()) i === down ? p.blackhole() : p.heal();
+        const lease = await semaphore.acquire({ timeoutMs: 10_000 });
+        assert.ok(lease.fencingToken > last, `token ${lease.fencingToken} after ${last}`);
+        last = lease.fencingToken;
+        await lease.release();
+      }
+      assert.ok(last > 2 ** 52, 'a later quorum without server 2 starts above its token');
+    });
+  });
+
+  test('two holders granted at once by quorums that share one server get different fencing tokens', async () => {
+    // X is granted by servers 0 and 2, Y by servers 1 and 2, at once (limit 5: both hold). Servers 0
+    // and 1 start at the same counter, far above server 2's (a token written back there earlier), so
+    // each quorum's maximum is K + 1 from its own server, and both are written back to server 2.
+    const lockName = name();
+    const K = 2 ** 52;
+    for (const node of [0, 1])
+      await (live[node] as TestClient).command('SET', lockKeys(PREFIX, lockName).fence, String(K));
+    const proxied = await Promise.all(servers.map((s) => FaultProxy.start({ port: s.port })));
+    const own = await Promise.all(proxied.map((p) => ioredisKind.create(p.url)));
+    try {
+      // X's client for server 1 and Y's for server 0 go through a black-holed proxy.
+      const viewOf = (down: number) =>
+        new RedlockSemaphore(
+          live.map((c, i) => (i === down ? (own[i] as TestClient).client : c.client)),
+          lockName,
+          { limit: 5, ttlMs: 5_000, nodeTimeoutMs: 200 },
+        );
+      (proxied[0] as FaultProxy).blackhole();
+      (proxied[1] as FaultProxy).blackhole();
+      const [x, y] = await Promise.all([viewOf(1).acquire(), viewOf(0).acquire()]);
+      assert.ok(x.fencingToken > K && y.fencingToken > K, `${x.fencingToken}, ${y.fencingToken}`);
+      assert.notEqual(x.fencingToken, y.fencingToken, 'a fencing token handed to two holders');
+      await Promise.all([x.release(), y.release()]);
+    } finally {
+      for (const p of proxied) await p.close();
+      await Promise.all(own.map((c) => c.close().catch(() => {})));
+    }
+  });
+
+  test('release and extension reach every server, also one that missed the release at first', async () => {
+    await throughProxies(
+      { limit: 2, ttlMs: 5_000, nodeTimeoutMs: 200, autoExtend: false },
+      async (proxied, semaphore) => {
+        const lockName = semaphore.name;
+        const lease = await semaphore.acquire();
+        await lease.extend(60_000);
+        // It settles once a quorum extended; the third server's answer may still be on its way.
+        await until(async () => {
+          const { nodes } = await semaphore.inspect();
+          return nodes.every((node) => (node?.holders[0]?.remainingTtlMs ?? 0) > 10_000);
+        }, 'every server extended');
+        (proxied[2] as FaultProxy).blackhole();
+        assert.equal(await lease.release(), true);
+        for (const i of [0, 1]) assert.equal(await holdersOn(live[i] as TestClient, lockName), 0);
+        assert.equal(await holdersOn(live[2] as TestClient, lockName), 1, 'server 2 missed it');
+        (proxied[2] as FaultProxy).heal();
+        (proxied[2] as FaultProxy).resetAll();
+        await until(
+          async () => (await holdersOn(live[2] as TestClient, lockName)) === 0,
+          'the release is re-sent',
+        );
+      },
+    );
+  });
+
+  test('a grant given back as unusable is not deleted later by that give-back re-sent after the next attempt', async () => {
+    // The acquire call's first grant comes too late to use (its process stalled: a clock skipped 2 s
+    // forward here), so the waiting loop gives it back and attempts again with the same token. The
+    // give-back fails on server 1 (a reset connection), so QuorumNodes.releaseEverywhere re-sends
+    // it there in the background, a few ms later: after the next attempt, which takes servers 0 and
+    // 1 (server 2's permit is a squatter's). That re-sent release must not delete server 1's grant:
+    // the lease would count a quorum that no longer holds it (the fault suite's
+    // lease-outlived-expiry in 'one node slower than nodeTimeoutMs' [RedlockSemaphore]).
+    const lockName = name();
+    const squatter = new Semaphore(live[2]?.client as TestClient['client'], lockName, {
+      limit: 1,
+      ttlMs: 60_000,
+    });
+    const squat = await squatter.acquire();
+    // Every script is loaded already, so each call below is one EVALSHA (no NOSCRIPT fallback).
+    for (const script of Object.values(scripts)) await live[1]?.command('SCRIPT', 'LOAD', script.source);
+    const gated = await ioredisKind.create((servers[1] as RedisServer).url);
+    let skewMs = 0;
+    const clock: Clock = { now: () => performance.now() + skewMs };
+    const server1 = lateGiveBack(
+      gated.client,
+      { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease },
+      () => {
+        skewMs += 2_000;
+      },
+    );
+    try {
+      const semaphore = new RedlockSemaphore(
+        [live[0]?.client, gated.client, live[2]?.client] as TestClient['client'][],
+        lockName,
+        { limit: 1, ttlMs: 1_000, autoExtend: false, wakeOnRelease: false, retryJitterMs: 0, clock },
+      );
+      // Longer than the re-send's first back-off (5 ms): a re-sent release has been applied by now.
+      await heldOnAQuorum(semaphore, server1, 100);
+    } finally {
+      await squat.release();
+      await gated.close();
+    }
+  });
+
+  test("a give-back still in flight (NOSCRIPT, then EVAL) is not overtaken by the same call's next attempt", async () => {
+    // As above, the first grant is too late to use and is given back. Server 1 does not have the
+    // release script (a fresh or restarted server): its EVALSHA is answered NOSCRIPT, slowly (a slow
+    // node), and only then is the EVAL sent. The give-back settles on servers 0 and 2 meanwhile,
+    // and the call's next attempt (its script loaded there) reaches server 1 ahead of that EVAL,
+    // takes it with server 0 (server 2's link broke), and the EVAL then deleted that grant.
+    const lockName = name();
+    await live[1]?.command('SCRIPT', 'FLUSH');
+    for (const script of Object.values(scripts)) {
+      if (script !== scripts.semaphoreRelease) await live[1]?.command('SCRIPT', 'LOAD', script.source);
+    }
+    for (const script of Object.values(scripts)) await live[2]?.command('SCRIPT', 'LOAD', script.source);
+    const gated = await Promise.all([1, 2].map((i) => ioredisKind.create((servers[i] as RedisServer).url)));
+    let skewMs = 0;
+    const clock: Clock = { now: () => performance.now() + skewMs };
+    const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
+    // Server 1 answers in order, its releases 100 ms late.
+    let previous: Promise<unknown> = Promise.resolve();
+    const server1 = interceptScripts(gated[0]?.client, semaphoreScripts, (script, count, send) => {
+      const sent = send();
+      sent.catch(() => {}); // answered (NOSCRIPT) before the caller hears it
+      const late = script === 'release' ? sleep(100) : undefined;
+      const reply = Promise.all([previous.catch(() => {}), late]).then(() => sent);
+      previous = reply;
+      if (script !== 'acquire' || count !== 1) return reply;
+      return reply.then((r) => {
+        skewMs += 2_000;
+        return r;
+      });
+    });
+    // Server 2's link breaks after the first attempt.
+    interceptScripts(gated[1]?.client, semaphoreScripts, (script, count, send) =>
+      script === 'acquire' && count > 1 ? Promise.reject(new Error('Connection is closed.')) : send(),
+    );
+    try {
+      const semaphore = new RedlockSemaphore(
+        [live[0]?.client, gated[0]?.client, gated[1]?.client] as TestClient['client'][],
+        lockName,
+        {
+          limit: 1,
+          ttlMs: 1_000,
+          nodeTimeoutMs: 300,
+          autoExtend: false,
+          wakeOnRelease: false,
+          retryJitterMs: 0,
+          clock,
+        },
+      );
+      // The give-back's EVAL has been answered by now.
+      await heldOnAQuorum(semaphore, server1, 300);
+    } finally {
+      await Promise.all(gated.map((c) => c.close()));
+    }
+  });
+
+  test("a release is not held back for good by the same token's earlier call that never settles", async () => {
+    // Server 2 applies the call's first attempt, but its reply never comes (a connection that hangs,
+    // a client without a timeout). The lease holds on servers 0 and 1; its release must still reach
+    // server 2, once it waited a bounded time for that attempt (QuorumNodes.inOrder): held back
+    // until the attempt settles, it never went out, and server 2 kept the permit for the whole TTL
+    // (the fault suite's key-left-behind).
+    const lockName = name();
+    for (const script of Object.values(scripts)) await live[2]?.command('SCRIPT', 'LOAD', script.source);
+    const gated = await ioredisKind.create((servers[2] as RedisServer).url);
+    const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
+    const server2 = interceptScripts(gated.client, semaphoreScripts, (script, count, send) => {
+      if (script !== 'acquire' || count !== 1) return send();
+      send().catch(() => {});
+      return new Promise(() => {});
+    });
+    try {
+      const semaphore = new RedlockSemaphore(
+        [live[0]?.client, live[1]?.client, gated.client] as TestClient['client'][],
+        lockName,
+        { limit: 1, ttlMs: 10_000, autoExtend: false },
+      );
+      const lease = await semaphore.acquire({ timeoutMs: 5_000 });
+      await until(
+        async () => (await holdersOn(live[2] as TestClient, lockName)) === 1,
+        'server 2 applied it',
+      );
+      const releasing = performance.now();
+      assert.equal(await lease.release(), true);
+      assert.ok(performance.now() - releasing < 1_000, 'released by servers 0 and 1 at once');
+      await until(
+        async () => (await holdersOn(live[2] as TestClient, lockName)) === 0,
+        `the release reached server 2 (server 2's calls: ${server2.calls})`,
+        5_000,
+      );
+    } finally {
+      await gated.close();
+    }
+  });
+
+  test('a waiter is handed its permit by the release, not by polling', async () => {
+    const lockName = name();
+    const holder = new RedlockSemaphore(clients(), lockName, { limit: 1, ttlMs: 60_000 });
+    const waiterSide = new RedlockSemaphore(clients(), lockName, {
+      limit: 1,
+      ttlMs: 60_000,
+      retryDelayMs: 120_000,
+    });
+    const held: Lease = await holder.acquire();
+    // Its deadline comes before the holder's TTL ends and it never asks again by itself: only the
+    // release's hand-off can give it the permit in time.
+    const waiting = waiterSide.acquire({ timeoutMs: 30_000 });
+    await until(async () => {
+      const queued = await Promise.all(live.map((c) => queuedOn(c, lockName)));
+      return queued.every((n) => n === 1);
+    }, 'the waiter is queued on every server');
+    await held.release();
+    const lease = await waiting;
+    // The first attempt queues it; the first server's hand-off wakes it, and it waits a node's
+    // answer time for the others' (or they came together): at most three looks, none a poll.
+    assert.ok(lease.attempts <= 3, `${lease.attempts} attempts: woken by the hand-offs`);
+    assert.ok(lease.fencingToken > held.fencingToken);
+    for (const c of live) assert.equal(await queuedOn(c, lockName), 0, 'it left every queue');
+    await lease.release();
+  });
+});
