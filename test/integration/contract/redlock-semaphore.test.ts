@@ -1,0 +1,3 @@
+import { contractOnEveryClient } from '../../suites/contract-file.js';
+
+contractOnEveryClient('RedlockSemaphore');
