@@ -1,0 +1,68 @@
+/**
+ * `npm test`: every unit and integration test file, four at once, the longest files first.
+ *
+ * `node --test` sorts the files it is given by path, so a long file whose name sorts late starts
+ * late and becomes the run's tail; `run()` starts files in the order it is given. Files not named
+ * in `LONGEST` follow in path order. Arguments, if any, are the files to run instead of all.
+ *
+ * Run as `node --import tsx test/run.ts`: each file's process inherits `--import tsx`.
+ */
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { run } from 'node:test';
+import { spec } from 'node:test/reporters';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const FOLDERS = ['test/unit', 'test/integration', 'test/integration/contract'];
+
+/**
+ * What starts first, longest first: files of over about two minutes in a run beside other jobs
+ * (2026-11-29), then the lock contract's files (about a minute each). A file named nowhere here
+ * still runs, only later; a name here that no longer exists is ignored.
+ */
+const LONGEST = [
+  'test/integration/process-exit.test.ts',
+  'test/integration/semaphore.test.ts',
+  'test/integration/fair-mutex.test.ts',
+  'test/integration/read-write-lock.test.ts',
+  'test/integration/lock-contract-cluster.test.ts',
+  'test/integration/trust-clients.test.ts',
+  'test/integration/redlock-fencing.test.ts',
+  'test/integration/trust-waiting.test.ts',
+  'test/integration/redlock.test.ts',
+  'test/integration/cli.test.ts',
+  'test/integration/mutual-exclusion.test.ts',
+  'test/integration/readme.test.ts',
+  'test/integration/contract/',
+];
+
+/** Files at once: their time is mostly waiting; five at once failed timeouts on a busy machine. */
+const CONCURRENCY = 4;
+
+function testFiles(): string[] {
+  const all = FOLDERS.flatMap((folder) =>
+    readdirSync(join(ROOT, folder))
+      .filter((name) => name.endsWith('.test.ts'))
+      .map((name) => `${folder}/${name}`)
+      .sort(),
+  );
+  // A folder (a name ending in "/") ranks every file in it.
+  const rank = (file: string) => {
+    const i = LONGEST.findIndex((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry));
+    return i === -1 ? LONGEST.length : i;
+  };
+  // Array.prototype.sort is stable: files of equal rank keep their path order.
+  return all.sort((a, b) => rank(a) - rank(b));
+}
+
+const args = process.argv.slice(2);
+const files =
+  args.length > 0 ? args.map((file) => resolve(file)) : testFiles().map((file) => join(ROOT, file));
+
+run({ files, concurrency: CONCURRENCY })
+  .on('test:fail', () => {
+    process.exitCode = 1;
+  })
+  .compose(new spec())
+  .pipe(process.stdout);
