@@ -37,6 +37,8 @@ const label = (value: number) =>
 function frame(width: number, height: number, title: string, body: string[]): string {
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ${FONT}>`,
+    // The chart's name for screen readers and for tools that show an image's title.
+    `<title>${xmlText(title)}</title>`,
     `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
     `<text x="${width / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold">${xmlText(title)}</text>`,
     ...body,
