@@ -26,6 +26,7 @@ import {
   type ViolationKind,
 } from './checker.js';
 import { clientKindIndex } from './client-rotation.js';
+import { explainLeftKeys } from './left-keys.js';
 import { lockLimit, lockNodes } from './locks.js';
 import {
   type HistoryEvent,
@@ -35,7 +36,7 @@ import {
   type ResourceRequest,
   type WorkerConfig,
 } from './protocol.js';
-import { FaultProxy } from './proxy.js';
+import { FaultProxy, type TracedCommand } from './proxy.js';
 import { FencedResource } from './resource.js';
 import type { WorkerHandle } from './workers.js';
 
@@ -171,6 +172,11 @@ export interface ScenarioResult {
   readonly tolerated: number;
   /** What the scenario's faults noted (`FaultContext.note`). */
   readonly notes: readonly string[];
+  /**
+   * What the run found out about each key left behind (left-keys.ts: its holders per node, that
+   * token's events and script calls), printed under the run's line. Empty when none was left.
+   */
+  readonly leftKeys: readonly string[];
   readonly passed: boolean;
   readonly seconds: number;
 }
@@ -242,7 +248,13 @@ export async function runScenario(
     for (let i = 0; i < (scenario.cluster ? 0 : lockNodes(run.lock)); i += 1) {
       const node = await startRedis({ appendOnly: scenario.redis?.appendOnly ?? false });
       servers.push(node);
-      if (scenario.proxy) proxies.push(await FaultProxy.start({ port: node.port }));
+      if (scenario.proxy) {
+        const nodeProxy = await FaultProxy.start({ port: node.port });
+        // A lock over several nodes: each node's script calls are traced, to explain a key left
+        // behind (left-keys.ts).
+        if (lockNodes(run.lock) > 1) nodeProxy.trace = [];
+        proxies.push(nodeProxy);
+      }
       const nodeAdmin = new IORedis(node.url, { maxRetriesPerRequest: null });
       nodeAdmin.on('error', () => {});
       admins.push(nodeAdmin);
@@ -390,6 +402,16 @@ export async function runScenario(
     await sleep(300);
     const leftAtStop = await onEveryNode(admins, lockKeys);
     const withoutExpiry = await onEveryNode(admins, keysWithoutExpiry);
+    // Read before the wait below: a key left behind lives out its TTL meanwhile.
+    const leftKeys =
+      leftAtStop.length > 0
+        ? await explainLeftKeys(
+            leftAtStop,
+            admins,
+            events,
+            proxies.map((nodeProxy): readonly TracedCommand[] => nodeProxy.trace ?? []),
+          )
+        : [];
     // A key renewed after the end is one left at stop that is still there two TTLs later: with none
     // left at stop there is nothing that could be renewed, and nothing to wait for.
     if (leftAtStop.length > 0) await sleep(2 * ttlMs);
@@ -422,6 +444,7 @@ export async function runScenario(
       notExercised,
       tolerated,
       notes,
+      leftKeys,
       passed,
       seconds: (performance.now() - started) / 1000,
     };
