@@ -428,6 +428,51 @@ describe('RedlockSemaphore', () => {
     }
   });
 
+  test("an attempt answered NOSCRIPT after the same token's release went out is not sent again as EVAL", async () => {
+    // Server 2 does not have the acquire script (restarted empty), but has the release script
+    // (another client loaded it there since). The call's attempt reaches it as EVALSHA, and its
+    // NOSCRIPT answer is slow to come back (the server was down, a busy machine): the lease holds
+    // on servers 0 and 1 meanwhile and is released; that release waits for the attempt a bounded
+    // time only (QuorumNodes.inOrder) and runs on server 2 first, finding nothing. The attempt's
+    // EVAL, sent when its NOSCRIPT answer came, then took a permit there that nobody holds: it
+    // lived out its TTL (the fault suite's key-left-behind, "a minority restarted empty after a
+    // TTL down" [RedlockSemaphore]).
+    const lockName = name();
+    await live[2]?.command('SCRIPT', 'FLUSH');
+    for (const script of Object.values(scripts)) {
+      if (script !== scripts.semaphoreAcquire) await live[2]?.command('SCRIPT', 'LOAD', script.source);
+    }
+    const gated = await ioredisKind.create((servers[2] as RedisServer).url);
+    const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
+    let answered: Promise<unknown> = Promise.resolve();
+    const server2 = interceptScripts(gated.client, semaphoreScripts, (script, count, send) => {
+      if (script !== 'acquire' || count !== 1) return send();
+      const sent = send();
+      sent.catch(() => {}); // NOSCRIPT, heard by the caller only 800 ms later
+      answered = sleep(800).then(() => sent);
+      return answered;
+    });
+    try {
+      // The release waits for the attempt at most a third of the TTL (500 ms), before its answer.
+      const semaphore = new RedlockSemaphore(
+        [live[0]?.client, live[1]?.client, gated.client] as TestClient['client'][],
+        lockName,
+        { limit: 1, ttlMs: 1_500, autoExtend: false },
+      );
+      const lease = await semaphore.acquire({ timeoutMs: 1_000 });
+      assert.equal(await lease.release(), true);
+      await answered.catch(() => {});
+      await sleep(200);
+      assert.equal(
+        await holdersOn(live[2] as TestClient, lockName),
+        0,
+        `no permit left on server 2 (server 2's calls: ${server2.calls})`,
+      );
+    } finally {
+      await gated.close();
+    }
+  });
+
   test('a waiter is handed its permit by the release, not by polling', async () => {
     const lockName = name();
     const holder = new RedlockSemaphore(clients(), lockName, { limit: 1, ttlMs: 60_000 });
