@@ -181,23 +181,9 @@ export interface ScenarioResult {
   readonly seconds: number;
 }
 
-/**
- * Known defects a lock kind still has, named in docs/guarantees.md as open: counted and printed as
- * tolerated in every scenario of that kind, not a failure, until they are explained and fixed. The
- * RedlockSemaphore sometimes leaves a permit on one server after every holder released (it lives
- * out its TTL): seen in "a minority restarted empty" and "lost replies on one node" (clean-clone
- * CI on a busy machine, 2026-11-29), cause not yet shown.
- */
-const OPEN_DEFECTS: Partial<Record<LockId, readonly ViolationKind[]>> = {
-  'redlock-semaphore': ['key-left-behind'],
-};
-
 /** The violations a run forgives: the scenario's kinds anywhere, each window's kinds inside it. */
-export function toleratedViolations(scenario: Scenario, report: CheckReport, lock?: LockId): number {
-  const everywhere = new Set<ViolationKind>([
-    ...(scenario.tolerate ?? []),
-    ...((lock ? OPEN_DEFECTS[lock] : undefined) ?? []),
-  ]);
+export function toleratedViolations(scenario: Scenario, report: CheckReport): number {
+  const everywhere = new Set(scenario.tolerate ?? []);
   let tolerated = [...everywhere].reduce((n, kind) => n + report.violations[kind], 0);
   for (const window of report.windows) {
     for (const kind of window.tolerate) if (!everywhere.has(kind)) tolerated += window.violations[kind];
@@ -431,7 +417,7 @@ export async function runScenario(
     const liveness = scenario.checkIdle ? { idleBoundMs: ttlMs / 2 } : {};
     const report = check(events, resource.stats, keys, lockLimit(run.lock), windows, liveness);
     const notExercised = scenario.exercised?.(ctx, report);
-    const tolerated = toleratedViolations(scenario, report, run.lock);
+    const tolerated = toleratedViolations(scenario, report);
     const flagged = report.totalViolations - tolerated > 0;
     const passed = scenario.expect === 'safe' ? !flagged && notExercised === undefined : flagged;
     return {
