@@ -102,13 +102,8 @@ export async function explainLeftKeys(
       const granted = events.filter((e) => e.ev === 'ok' && e.owner === holder.token);
       const sameCall = (e: HistoryEvent) =>
         'seq' in e && granted.some((g) => 'seq' in g && g.w === e.w && g.l === e.l && g.seq === e.seq);
-      const mine = events.filter(
-        (e) => sameCall(e) || (e.ev === 'give-back' && e.token === holder.token),
-      );
-      const times = [
-        ...calls.flat().map((call) => call.t),
-        ...mine.map((e) => (e as { t: number }).t),
-      ];
+      const mine = events.filter((e) => sameCall(e) || (e.ev === 'give-back' && e.token === holder.token));
+      const times = [...calls.flat().map((call) => call.t), ...mine.flatMap((e) => ('t' in e ? [e.t] : []))];
       const t0 = times.length ? Math.min(...times) : 0;
       lines.push(`  that token's events (ms from its first call): ${mine.length ? '' : 'none'}`);
       for (const event of mine) lines.push(`    ${describeEvent(event, t0)}`);
