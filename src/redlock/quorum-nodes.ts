@@ -30,6 +30,27 @@ function settledWithin(earlier: Promise<void>, waitMs: number): Promise<void> {
   return Promise.race([earlier, bound]).finally(() => clearTimeout(timer));
 }
 
+/** `token`'s per-node map in `byToken`, made when it has none. */
+function nodesOf<Value>(byToken: Map<string, Map<number, Value>>, token: string): Map<number, Value> {
+  let nodes = byToken.get(token);
+  if (!nodes) {
+    nodes = new Map();
+    byToken.set(token, nodes);
+  }
+  return nodes;
+}
+
+/** Removes `node` from `nodes` (`token`'s map in `byToken`), and that map once it is empty. */
+function forgetNode<Value>(
+  byToken: Map<string, Map<number, Value>>,
+  token: string,
+  nodes: Map<number, Value>,
+  node: number,
+): void {
+  nodes.delete(node);
+  if (nodes.size === 0 && byToken.get(token) === nodes) byToken.delete(token);
+}
+
 /**
  * The nodes a quorum's token is written back to, in order: those that granted a lower one (they
  * just answered), then those that granted nothing.
@@ -192,11 +213,7 @@ export class QuorumNodes {
     waitMs: number,
     send: (latest: () => boolean) => Promise<Result>,
   ): Promise<Result> {
-    let nodes = this.sequences.get(token);
-    if (!nodes) {
-      nodes = new Map();
-      this.sequences.set(token, nodes);
-    }
+    const nodes = nodesOf(this.sequences, token);
     const before = nodes.get(node);
     const go = () => this.sendLatest(token, node, send);
     const sent = before ? settledWithin(before, waitMs).then(go) : go();
@@ -205,11 +222,8 @@ export class QuorumNodes {
       () => {},
     );
     nodes.set(node, settled);
-    const sequence = nodes;
     void settled.then(() => {
-      if (sequence.get(node) !== settled) return;
-      sequence.delete(node);
-      if (sequence.size === 0 && this.sequences.get(token) === sequence) this.sequences.delete(token);
+      if (nodes.get(node) === settled) forgetNode(this.sequences, token, nodes, node);
     });
     return sent;
   }
@@ -223,26 +237,15 @@ export class QuorumNodes {
     node: number,
     send: (latest: () => boolean) => Promise<Result>,
   ): Promise<Result> {
-    let nodes = this.unsettled.get(token);
-    if (!nodes) {
-      nodes = new Map();
-      this.unsettled.set(token, nodes);
-    }
-    let calls = nodes.get(node);
-    if (!calls) {
-      calls = new Set();
-      nodes.set(node, calls);
-    }
+    const nodes = nodesOf(this.unsettled, token);
+    const calls = nodes.get(node) ?? new Set();
+    nodes.set(node, calls);
     for (const earlier of calls) earlier.overtaken = true;
     const mine = { overtaken: false };
     calls.add(mine);
-    const lane = calls;
-    const perNode = nodes;
     const settled = () => {
-      lane.delete(mine);
-      if (lane.size > 0 || perNode.get(node) !== lane) return;
-      perNode.delete(node);
-      if (perNode.size === 0 && this.unsettled.get(token) === perNode) this.unsettled.delete(token);
+      calls.delete(mine);
+      if (calls.size === 0 && nodes.get(node) === calls) forgetNode(this.unsettled, token, nodes, node);
     };
     let sent: Promise<Result>;
     try {

@@ -25,7 +25,12 @@ import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
 import { nameMaker, sleep, until, watchUnhandledRejections } from '../fixtures/helpers.js';
-import { interceptScripts, lateGiveBack, type ScriptCalls } from '../fixtures/late-give-back.js';
+import {
+  interceptScripts,
+  lateGiveBack,
+  lateNoScript,
+  type ScriptCalls,
+} from '../fixtures/late-give-back.js';
 
 const PREFIX = 'locksmith';
 const SERVERS = 3;
@@ -444,14 +449,7 @@ describe('RedlockSemaphore', () => {
     }
     const gated = await ioredisKind.create((servers[2] as RedisServer).url);
     const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
-    let answered: Promise<unknown> = Promise.resolve();
-    const server2 = interceptScripts(gated.client, semaphoreScripts, (script, count, send) => {
-      if (script !== 'acquire' || count !== 1) return send();
-      const sent = send();
-      sent.catch(() => {}); // NOSCRIPT, heard by the caller only 800 ms later
-      answered = sleep(800).then(() => sent);
-      return answered;
-    });
+    const server2 = lateNoScript(gated.client, semaphoreScripts, 800);
     try {
       // The release waits for the attempt at most a third of the TTL (500 ms), before its answer.
       const semaphore = new RedlockSemaphore(
@@ -461,7 +459,7 @@ describe('RedlockSemaphore', () => {
       );
       const lease = await semaphore.acquire({ timeoutMs: 1_000 });
       assert.equal(await lease.release(), true);
-      await answered.catch(() => {});
+      await server2.answered();
       await sleep(200);
       assert.equal(
         await holdersOn(live[2] as TestClient, lockName),

@@ -29,7 +29,7 @@ import {
   watchUnhandledRejections,
   within,
 } from '../fixtures/helpers.js';
-import { interceptScripts, lateGiveBack } from '../fixtures/late-give-back.js';
+import { lateGiveBack, lateNoScript } from '../fixtures/late-give-back.js';
 import { ownerTokenOf } from '../fixtures/lock-value.js';
 
 const PREFIX = 'locksmith';
@@ -125,24 +125,14 @@ describe('RedlockMutex', () => {
       for (const script of Object.values(scripts)) {
         if (script !== scripts.redlockAcquire) await direct[2]?.command('SCRIPT', 'LOAD', script.source);
       }
-      let answered: Promise<unknown> = Promise.resolve();
-      const server2 = interceptScripts(
-        gated.client,
-        { acquire: scripts.redlockAcquire, release: scripts.redlockRelease },
-        (script, count, send) => {
-          if (script !== 'acquire' || count !== 1) return send();
-          const sent = send();
-          sent.catch(() => {}); // NOSCRIPT, heard by the caller only 800 ms later
-          answered = sleep(800).then(() => sent);
-          return answered;
-        },
-      );
+      const redlockScripts = { acquire: scripts.redlockAcquire, release: scripts.redlockRelease };
+      const server2 = lateNoScript(gated.client, redlockScripts, 800);
       const clients = [direct[0], direct[1], gated].map((c) => (c as TestClient).client);
       // The release waits for the attempt at most a third of the TTL (500 ms), before its answer.
       const lock = new RedlockMutex(clients, lockName, { ttlMs: 1_500, autoExtend: false });
       const lease = await lock.acquire({ timeoutMs: 1_000 });
       assert.equal(await lease.release(), true);
-      await answered.catch(() => {});
+      await server2.answered();
       await sleep(200);
       assert.equal(
         await ownerOn(direct[2] as TestClient, lockName),
