@@ -8,16 +8,35 @@ function isNoScript(error: unknown): boolean {
 }
 
 /**
+ * A call answered NOSCRIPT whose EVAL was not sent, as its caller asked (`evalScript`'s
+ * `resendAsEval`): the caller's later call on the same connection had gone out meanwhile, and the
+ * EVAL would have run after it. Nothing of this call ran. A connectivity-like failure, not a
+ * `LockError`: the caller treats it as a node that did not answer.
+ */
+export class NotResentError extends Error {
+  override readonly name = 'NotResentError';
+  constructor() {
+    super('NOSCRIPT, and not sent again as EVAL: a later call went out to this server meanwhile');
+  }
+}
+
+/**
  * Runs a script by SHA and falls back to its source when the server's script cache does not have
  * it (a restart, a failover, SCRIPT FLUSH). Written once for every adapter: the fallback is a
  * protocol rule, not a client feature. A closed client is refused before anything is sent, and
  * every rejection is classified (see classifyRedisError).
+ *
+ * The EVAL goes out only once the NOSCRIPT answer is in, behind whatever the caller sent on that
+ * connection meanwhile: `resendAsEval`, asked then, says whether it may still go (a Redlock's call
+ * that a later call of the same token has overtaken must not run after it, see
+ * QuorumNodes.inOrder); refused, the call rejects with a `NotResentError`, nothing of it run.
  */
 export function evalScript(
   driver: RedisDriver,
   script: Script,
   keys: readonly string[],
   args: readonly string[],
+  resendAsEval?: () => boolean,
 ): Promise<unknown> {
   // Promise chains rather than an async function with nested try blocks: this runs twice per
   // contended acquisition, and the chain allocates less (the common case is one `then`).
@@ -29,6 +48,7 @@ export function evalScript(
     // Closed (or closing) meanwhile: the source must not be written after the caller's QUIT.
     const closedSince = driver.closedReason();
     if (closedSince !== undefined) return Promise.reject(new ClientClosedError(closedSince));
+    if (resendAsEval && !resendAsEval()) return Promise.reject(new NotResentError());
     return attempt(() => driver.eval(script.source, keys, args)).then(undefined, classified);
   });
 }

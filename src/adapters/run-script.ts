@@ -13,9 +13,14 @@ export { isTransientRedisError } from './classify-error.js';
  * Rejects with a `LockError` for anything a retry cannot fix: `ClientClosedError` (closed or never
  * connected client; checked before sending), `RedisCommandError` (the server refused the script:
  * NOPERM, WRONGTYPE, ERR, ...), `UnsupportedServerError`, `UnexpectedReplyError`. Any other
- * rejection is a connectivity problem the caller may retry while it has time.
+ * rejection is a connectivity problem the caller may retry while it has time (a `NotResentError`
+ * among them: a NOSCRIPT answer whose EVAL `resendAsEval` refused, see evalScript).
  */
-export function runScript<Result>(context: ClientContext, call: ScriptCall<Result>): Promise<Result> {
+export function runScript<Result>(
+  context: ClientContext,
+  call: ScriptCall<Result>,
+  resendAsEval?: () => boolean,
+): Promise<Result> {
   // The server is checked once per client; after that a call is one promise chain (a busy lock runs
   // this twice per acquisition, and an async function cost it an extra promise and frame).
   // While calls that waited for the check are still to be sent, a new call queues behind them even
@@ -28,7 +33,7 @@ export function runScript<Result>(context: ClientContext, call: ScriptCall<Resul
     return ensureServerSupported(context, call.keys[0]).then(
       () => {
         context.waitingForCheck -= 1;
-        return send(context, call);
+        return send(context, call, resendAsEval);
       },
       (error: unknown) => {
         context.waitingForCheck -= 1;
@@ -36,11 +41,17 @@ export function runScript<Result>(context: ClientContext, call: ScriptCall<Resul
       },
     );
   }
-  return send(context, call);
+  return send(context, call, resendAsEval);
 }
 
-function send<Result>(context: ClientContext, call: ScriptCall<Result>): Promise<Result> {
-  return evalScript(context.driver, call.script, call.keys, call.args).then((reply) => call.decode(reply));
+function send<Result>(
+  context: ClientContext,
+  call: ScriptCall<Result>,
+  resendAsEval: (() => boolean) | undefined,
+): Promise<Result> {
+  return evalScript(context.driver, call.script, call.keys, call.args, resendAsEval).then((reply) =>
+    call.decode(reply),
+  );
 }
 
 /**

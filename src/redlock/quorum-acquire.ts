@@ -36,6 +36,11 @@ export interface NodeRequest {
   /** When (`clock.now()`) the attempt was sent, and the caller's wall clock then. */
   readonly sentAt: number;
   readonly wallNow: number;
+  /**
+   * Whether no later call of this token has gone out to that node since (QuorumNodes.inOrder): the
+   * kind passes it to its script call as `resendAsEval` (QuorumNodes.run).
+   */
+  readonly latest: () => boolean;
 }
 
 /**
@@ -227,7 +232,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
     // A give-back of this call still re-sent somewhere would land behind this attempt there.
     this.nodes.stopResends(token);
     const send = (node: number) => {
-      const request: NodeRequest = {
+      const request: Omit<NodeRequest, 'latest'> = {
         token,
         ttlMs: this.plan.options.ttlMs,
         label: this.plan.options.label,
@@ -239,7 +244,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
       };
       // After this call's give-backs on that node, never ahead of one (QuorumNodes.inOrder).
       return this.nodes
-        .inOrder(token, node, this.orderWaitMs, () => kind.acquire(node, request))
+        .inOrder(token, node, this.orderWaitMs, (latest) => kind.acquire(node, { ...request, latest }))
         .then((reply) => {
           line.noteReply(node, sentAt, generation, reply);
           return reply;

@@ -30,6 +30,27 @@ function settledWithin(earlier: Promise<void>, waitMs: number): Promise<void> {
   return Promise.race([earlier, bound]).finally(() => clearTimeout(timer));
 }
 
+/** `token`'s per-node map in `byToken`, made when it has none. */
+function nodesOf<Value>(byToken: Map<string, Map<number, Value>>, token: string): Map<number, Value> {
+  let nodes = byToken.get(token);
+  if (!nodes) {
+    nodes = new Map();
+    byToken.set(token, nodes);
+  }
+  return nodes;
+}
+
+/** Removes `node` from `nodes` (`token`'s map in `byToken`), and that map once it is empty. */
+function forgetNode<Value>(
+  byToken: Map<string, Map<number, Value>>,
+  token: string,
+  nodes: Map<number, Value>,
+  node: number,
+): void {
+  nodes.delete(node);
+  if (nodes.size === 0 && byToken.get(token) === nodes) byToken.delete(token);
+}
+
 /**
  * The nodes a quorum's token is written back to, in order: those that granted a lower one (they
  * just answered), then those that granted nothing.
@@ -76,6 +97,11 @@ export class QuorumNodes {
   private readonly resends = new Map<string, Set<{ stopped: boolean }>>();
   /** Per token, per node: once its latest call there (`inOrder`) has settled. */
   private readonly sequences = new Map<string, Map<number, Promise<void>>>();
+  /**
+   * Per token, per node: its calls sent there (`inOrder`) that have not settled yet, each marked
+   * `overtaken` once a later one went out (then its NOSCRIPT answer is not sent again as EVAL).
+   */
+  private readonly unsettled = new Map<string, Map<number, Set<{ overtaken: boolean }>>>();
 
   constructor(
     /** The lock's name, for errors. */
@@ -90,9 +116,12 @@ export class QuorumNodes {
     return this.contexts.length;
   }
 
-  /** One typed call on one node. */
-  run<Result>(node: number, call: ScriptCall<Result>): Promise<Result> {
-    return runScript(this.contexts[node] as ClientContext, call);
+  /**
+   * One typed call on one node; `resendAsEval` (see evalScript) says, once it is answered
+   * NOSCRIPT, whether its EVAL may still go out (`inOrder`'s `latest`).
+   */
+  run<Result>(node: number, call: ScriptCall<Result>, resendAsEval?: () => boolean): Promise<Result> {
+    return runScript(this.contexts[node] as ClientContext, call, resendAsEval);
   }
 
   /**
@@ -171,28 +200,60 @@ export class QuorumNodes {
    * settles (a connection that hangs, a client without a timeout) or settles only once a node
    * that is down is back must not hold a release back for good (the node kept the grant until its
    * TTL). Sent past the bound, the call goes out behind the earlier one on the node's connection
-   * (or its client's offline queue), still in order unless that one's NOSCRIPT answer is yet to
-   * come.
+   * (or its client's offline queue), in order; but an earlier call answered NOSCRIPT after that
+   * would send its EVAL behind it: `send` is given `latest` (true while no later call of `token`
+   * went out to `node`), which every script call it makes passes on as `resendAsEval`, so such an
+   * EVAL is not sent and that call fails there, none of it run (an attempt's EVAL ran after the
+   * release of its lease, which found nothing there: a permit or a lock held by nobody until its
+   * TTL, the fault suite's key-left-behind).
    */
-  inOrder<Result>(token: string, node: number, waitMs: number, send: () => Promise<Result>): Promise<Result> {
-    let nodes = this.sequences.get(token);
-    if (!nodes) {
-      nodes = new Map();
-      this.sequences.set(token, nodes);
-    }
+  inOrder<Result>(
+    token: string,
+    node: number,
+    waitMs: number,
+    send: (latest: () => boolean) => Promise<Result>,
+  ): Promise<Result> {
+    const nodes = nodesOf(this.sequences, token);
     const before = nodes.get(node);
-    const sent = before ? settledWithin(before, waitMs).then(send) : send();
+    const go = () => this.sendLatest(token, node, send);
+    const sent = before ? settledWithin(before, waitMs).then(go) : go();
     const settled = sent.then(
       () => {},
       () => {},
     );
     nodes.set(node, settled);
-    const sequence = nodes;
     void settled.then(() => {
-      if (sequence.get(node) !== settled) return;
-      sequence.delete(node);
-      if (sequence.size === 0 && this.sequences.get(token) === sequence) this.sequences.delete(token);
+      if (nodes.get(node) === settled) forgetNode(this.sequences, token, nodes, node);
     });
+    return sent;
+  }
+
+  /**
+   * Sends `send(latest)` now (`inOrder`'s send): every call of `token` to `node` still unsettled is
+   * overtaken by it, and `latest` says whether a later one has overtaken it in turn.
+   */
+  private sendLatest<Result>(
+    token: string,
+    node: number,
+    send: (latest: () => boolean) => Promise<Result>,
+  ): Promise<Result> {
+    const nodes = nodesOf(this.unsettled, token);
+    const calls = nodes.get(node) ?? new Set();
+    nodes.set(node, calls);
+    for (const earlier of calls) earlier.overtaken = true;
+    const mine = { overtaken: false };
+    calls.add(mine);
+    const settled = () => {
+      calls.delete(mine);
+      if (calls.size === 0 && nodes.get(node) === calls) forgetNode(this.unsettled, token, nodes, node);
+    };
+    let sent: Promise<Result>;
+    try {
+      sent = send(() => !mine.overtaken);
+    } catch (error) {
+      sent = Promise.reject(error);
+    }
+    sent.then(settled, settled);
     return sent;
   }
 
@@ -206,7 +267,7 @@ export class QuorumNodes {
     call: ScriptCall<boolean>,
     waitMs: number,
   ): Promise<boolean> {
-    return this.inOrder(token, node, waitMs, () => this.run(node, call));
+    return this.inOrder(token, node, waitMs, (latest) => this.run(node, call, latest));
   }
 
   /**
@@ -247,7 +308,7 @@ export class QuorumNodes {
   ): Promise<boolean> {
     return this.answer(
       'extend',
-      (node) => this.inOrder(token, node, orderWaitMs, () => this.run(node, call)),
+      (node) => this.inOrder(token, node, orderWaitMs, (latest) => this.run(node, call, latest)),
       timeoutMs,
     );
   }

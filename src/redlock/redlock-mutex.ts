@@ -96,7 +96,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
           handOffAfterMs,
           nowMs: request.wallNow,
         });
-        return this.nodes.run(node, call);
+        return this.nodes.run(node, call, request.latest);
       },
     };
   }

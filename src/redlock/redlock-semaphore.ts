@@ -107,7 +107,7 @@ export class RedlockSemaphore extends LockShell<
           label: request.label,
           ...request.entry,
         });
-        const result = await this.nodes.run(node, call);
+        const result = await this.nodes.run(node, call, request.latest);
         if (!('overLimit' in result)) return result;
         refusedAt = result.overLimit;
         return { acquired: false, waitBoundMs: -1, serverTimeMs: result.serverTimeMs };

@@ -31,6 +31,8 @@ interface HoldSpec {
   lock?: string;
   /** Permits held (a Semaphore's). */
   permits?: number;
+  /** Every name held with its token (a MultiMutex's; `lock` among them). */
+  names?: Record<string, number>;
   /** When the acquire call started (default: 1 ms before `enter`). */
   invoke?: number;
 }
@@ -54,6 +56,7 @@ function hold(spec: HoldSpec): HistoryEvent[] {
       validUntil,
       signalAborted: false,
       ...(spec.permits === undefined ? {} : { permits: spec.permits }),
+      ...(spec.names === undefined ? {} : { names: spec.names }),
     },
     { ev: 'enter', ...w, seq, t: enter },
     {
@@ -249,6 +252,41 @@ describe('fault-suite checker', () => {
       noKeys,
     );
     assert.equal(report.totalViolations, 0);
+  });
+
+  test('a MultiMutex hold is judged under every name it holds, each with its own token', () => {
+    // Two holds of other first names that share a second name, valid at once: that name had two
+    // holders (judged by their first names only, each looked alone).
+    const overlapping = check(
+      [
+        ...hold({ w: 0, fence: 1, enter: 0, exit: 10, validUntil: 500, lock: 'A', names: { A: 1, S: 1 } }),
+        ...hold({ w: 1, fence: 1, enter: 5, exit: 20, validUntil: 505, lock: 'B', names: { B: 1, S: 2 } }),
+      ],
+      cleanResource(),
+      noKeys,
+    );
+    assert.equal(overlapping.violations.overlap, 1, overlapping.examples.join('\n'));
+    assert.match(overlapping.examples.join('\n'), /^overlap: S: /m);
+    // One after the other: each name's tokens rise in entry order; the shared name's own tokens
+    // are judged (a decrease there is flagged, whatever the first names' tokens do).
+    const inTurn = check(
+      [
+        ...hold({ w: 0, fence: 7, enter: 0, exit: 10, validUntil: 500, lock: 'A', names: { A: 7, S: 3 } }),
+        ...hold({ w: 1, fence: 1, enter: 11, exit: 20, validUntil: 505, lock: 'B', names: { B: 1, S: 4 } }),
+      ],
+      cleanResource(),
+      noKeys,
+    );
+    assert.equal(inTurn.totalViolations, 0, inTurn.examples.join('\n'));
+    const decreasing = check(
+      [
+        ...hold({ w: 0, fence: 1, enter: 0, exit: 10, validUntil: 500, lock: 'A', names: { A: 1, S: 4 } }),
+        ...hold({ w: 1, fence: 1, enter: 11, exit: 20, validUntil: 505, lock: 'B', names: { B: 1, S: 3 } }),
+      ],
+      cleanResource(),
+      noKeys,
+    );
+    assert.equal(decreasing.violations['decreasing-token'], 1, decreasing.examples.join('\n'));
   });
 
   test('a lease believing in more time than the server gives it', () => {

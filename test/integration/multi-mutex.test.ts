@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LockLostError, MultiMutex, Mutex } from '../../src/index.js';
+import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { type ClientKind, ioredisKind, nodeRedisV6Kind } from '../fixtures/clients.js';
 import { abortedWith, awaitedLater, nameMaker, redisForSuite, until, within } from '../fixtures/helpers.js';
 
@@ -175,6 +176,28 @@ function multiMutexSuite(kind: ClientKind): void {
       const reason = await within(abortedWith(lease.signal), 5_000, 'the loss');
       assert.ok(reason instanceof LockLostError);
       assert.equal(await lease.release(), false);
+    });
+
+    test('isOwned() reads every name at once: one round trip, not one per name', async () => {
+      const names = [name(), name(), name(), name()];
+      const proxy = await FaultProxy.start({ port: redis.server.port });
+      const slow = await kind.create(proxy.url);
+      try {
+        const lease = await new MultiMutex(slow.client, names, { ttlMs: 10_000 }).acquire();
+        // Once first, so its script is loaded: no NOSCRIPT round trip below.
+        assert.equal(await lease.isOwned(), true);
+        // Every request and every reply 150 ms late: a round trip costs 300 ms, one per name 1.2 s.
+        proxy.delay = 150;
+        const asked = performance.now();
+        assert.equal(await lease.isOwned(), true);
+        const tookMs = performance.now() - asked;
+        proxy.delay = 0;
+        assert.ok(tookMs < 600, `isOwned() took ${tookMs.toFixed(0)} ms for 4 names (one round trip: 300)`);
+        await lease.release();
+      } finally {
+        await slow.close();
+        await proxy.close();
+      }
     });
   });
 }

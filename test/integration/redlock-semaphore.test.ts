@@ -25,7 +25,12 @@ import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
 import { nameMaker, sleep, until, watchUnhandledRejections } from '../fixtures/helpers.js';
-import { interceptScripts, lateGiveBack, type ScriptCalls } from '../fixtures/late-give-back.js';
+import {
+  interceptScripts,
+  lateGiveBack,
+  lateNoScript,
+  type ScriptCalls,
+} from '../fixtures/late-give-back.js';
 
 const PREFIX = 'locksmith';
 const SERVERS = 3;
@@ -422,6 +427,44 @@ describe('RedlockSemaphore', () => {
         async () => (await holdersOn(live[2] as TestClient, lockName)) === 0,
         `the release reached server 2 (server 2's calls: ${server2.calls})`,
         5_000,
+      );
+    } finally {
+      await gated.close();
+    }
+  });
+
+  test("an attempt answered NOSCRIPT after the same token's release went out is not sent again as EVAL", async () => {
+    // Server 2 does not have the acquire script (restarted empty), but has the release script
+    // (another client loaded it there since). The call's attempt reaches it as EVALSHA, and its
+    // NOSCRIPT answer is slow to come back (the server was down, a busy machine): the lease holds
+    // on servers 0 and 1 meanwhile and is released; that release waits for the attempt a bounded
+    // time only (QuorumNodes.inOrder) and runs on server 2 first, finding nothing. The attempt's
+    // EVAL, sent when its NOSCRIPT answer came, then took a permit there that nobody holds: it
+    // lived out its TTL (the fault suite's key-left-behind, "a minority restarted empty after a
+    // TTL down" [RedlockSemaphore]).
+    const lockName = name();
+    await live[2]?.command('SCRIPT', 'FLUSH');
+    for (const script of Object.values(scripts)) {
+      if (script !== scripts.semaphoreAcquire) await live[2]?.command('SCRIPT', 'LOAD', script.source);
+    }
+    const gated = await ioredisKind.create((servers[2] as RedisServer).url);
+    const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
+    const server2 = lateNoScript(gated.client, semaphoreScripts, 800);
+    try {
+      // The release waits for the attempt at most a third of the TTL (500 ms), before its answer.
+      const semaphore = new RedlockSemaphore(
+        [live[0]?.client, live[1]?.client, gated.client] as TestClient['client'][],
+        lockName,
+        { limit: 1, ttlMs: 1_500, autoExtend: false },
+      );
+      const lease = await semaphore.acquire({ timeoutMs: 1_000 });
+      assert.equal(await lease.release(), true);
+      await server2.answered();
+      await sleep(200);
+      assert.equal(
+        await holdersOn(live[2] as TestClient, lockName),
+        0,
+        `no permit left on server 2 (server 2's calls: ${server2.calls})`,
       );
     } finally {
       await gated.close();

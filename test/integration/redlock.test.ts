@@ -29,7 +29,7 @@ import {
   watchUnhandledRejections,
   within,
 } from '../fixtures/helpers.js';
-import { lateGiveBack } from '../fixtures/late-give-back.js';
+import { lateGiveBack, lateNoScript } from '../fixtures/late-give-back.js';
 import { ownerTokenOf } from '../fixtures/lock-value.js';
 
 const PREFIX = 'locksmith';
@@ -110,6 +110,38 @@ describe('RedlockMutex', () => {
       await lease.release();
     } finally {
       await direct[2]?.command('DEL', lockKeys(PREFIX, lockName).lock);
+      await Promise.all([...direct, gated].map((c) => c.close()));
+    }
+  });
+
+  test("an attempt answered NOSCRIPT after the same token's release went out is not sent again as EVAL", async () => {
+    // As the RedlockSemaphore's test of the same name: server 2 has the release script but not the
+    // acquire script, and the attempt's NOSCRIPT answer comes back late. The lease holds on servers
+    // 0 and 1 and is released; the release reaches server 2 first (after its bounded wait for the
+    // attempt) and finds nothing. The attempt's EVAL, sent after it, took the lock there for nobody.
+    const lockName = `redlock-noscript-after-release-${process.pid}`;
+    const direct = await Promise.all(servers.slice(0, 3).map((s) => ioredisKind.create(s.url)));
+    const gated = await ioredisKind.create((servers[2] as RedisServer).url);
+    try {
+      await direct[2]?.command('SCRIPT', 'FLUSH');
+      for (const script of Object.values(scripts)) {
+        if (script !== scripts.redlockAcquire) await direct[2]?.command('SCRIPT', 'LOAD', script.source);
+      }
+      const redlockScripts = { acquire: scripts.redlockAcquire, release: scripts.redlockRelease };
+      const server2 = lateNoScript(gated.client, redlockScripts, 800);
+      const clients = [direct[0], direct[1], gated].map((c) => (c as TestClient).client);
+      // The release waits for the attempt at most a third of the TTL (500 ms), before its answer.
+      const lock = new RedlockMutex(clients, lockName, { ttlMs: 1_500, autoExtend: false });
+      const lease = await lock.acquire({ timeoutMs: 1_000 });
+      assert.equal(await lease.release(), true);
+      await server2.answered();
+      await sleep(200);
+      assert.equal(
+        await ownerOn(direct[2] as TestClient, lockName),
+        undefined,
+        `nobody holds server 2 (server 2's calls: ${server2.calls})`,
+      );
+    } finally {
       await Promise.all([...direct, gated].map((c) => c.close()));
     }
   });

@@ -4,8 +4,9 @@
  *
  * A harness names one lock; the MultiMutex takes that name and a partner name of its own (same hash
  * tag, so it runs on a cluster too). Every name is a Mutex's own lock, so the harness's checks of
- * the first name (its key holds the holder, its counter the fencing token) are a Mutex's; the
- * partner is only ever taken together with it, so a holder of the first name holds both.
+ * the first name (its key holds the holder, its counter the fencing token) are a Mutex's; the fault
+ * suite's checker also judges each name's holders on their own (mutual exclusion per name, each
+ * name's tokens), so a set whose names other sets share is judged for every one of them.
  */
 import type { RedisClient } from '../../src/index.js';
 import {
@@ -35,13 +36,17 @@ export async function multiWaiters(
   return Number(await redis.command('HLEN', `${lock.keys.lock}:multi-waiting`));
 }
 
-/** A fault-suite worker's hold: both names, judged by the first (its key and fencing token). */
+/**
+ * A fault-suite worker's hold: both names. Its key and fencing token are the first name's (the
+ * probes read that key, the resource is written with that token); the checker judges every name's
+ * holders, each with its own token (`HeldLock.names`).
+ */
 export function multiMutexHolds(lib: Library, at: HoldContext): LockAdapter {
   const lock = multiMutexOf(lib, at.client, at.name, at.options);
   return {
     acquire: async (signal) => {
       const lease = await acquireAs(at.config, lock, signal, {});
-      return fromLease(lease, lock.keys.lock);
+      return { ...fromLease(lease, lock.keys.lock), names: { ...lease.fencingTokens } };
     },
   };
 }

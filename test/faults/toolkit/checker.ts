@@ -164,6 +164,8 @@ interface Hold {
   readonly grantedValidUntil: number;
   /** Permits held (1 for an exclusive lock). */
   readonly permits: number;
+  /** Every name it holds with its token, when several (a MultiMutex's); else `lock` with `fence`. */
+  readonly names: Readonly<Record<string, number>> | undefined;
   /** When the acquire call that made this hold started. */
   readonly invokedAt: number;
   enter?: number;
@@ -274,6 +276,7 @@ export function check(
           okAt: event.t,
           grantedValidUntil: event.validUntil,
           permits: event.permits ?? 1,
+          names: event.names,
           invokedAt: invoked.get(holdKey(event)) ?? event.t,
         });
         // Judged once every event is in: a freeze of that worker may explain it (see below).
@@ -347,11 +350,15 @@ export function check(
     }
   }
 
+  // Each name's holders: a hold of several names (a MultiMutex's) is judged under every one of
+  // them, with that name's fencing token (its `enter` and `exit` are the hold's).
   const byLock = new Map<string, Hold[]>();
   for (const hold of holds.values()) {
-    const list = byLock.get(hold.lock) ?? [];
-    list.push(hold);
-    byLock.set(hold.lock, list);
+    for (const [name, fence] of Object.entries(hold.names ?? { [hold.lock]: hold.fence })) {
+      const list = byLock.get(name) ?? [];
+      list.push(name === hold.lock && fence === hold.fence ? hold : { ...hold, lock: name, fence });
+      byLock.set(name, list);
+    }
   }
   for (const [lock, list] of byLock) {
     // Fencing tokens: one holder per token, ever. Holders, not owner tokens: a Mutex's local

@@ -20,6 +20,12 @@ export interface HeldLock {
   /** Permits held (a Semaphore's; 1 when absent). */
   readonly permits?: number;
   /**
+   * Every name it holds, each with its fencing token, when it holds several at once (a
+   * MultiMutex's, the lock's name among them): the checker judges each name's holders. Absent: the
+   * lock's name alone, with `fence`.
+   */
+  readonly names?: Readonly<Record<string, number>>;
+  /**
    * Held alone although the kind admits several holders at once (a read-write lock's writer): the
    * worker then does the fenced read-modify-write, as under an exclusive lock.
    */

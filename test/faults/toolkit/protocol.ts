@@ -140,6 +140,11 @@ export type HistoryEvent =
       readonly signalAborted: boolean;
       /** Permits the acquisition holds (a Semaphore's; 1 when absent). */
       readonly permits?: number;
+      /**
+       * Every name the acquisition holds, with its fencing token, when it holds several (a
+       * MultiMutex's: `lock` and its partners); absent: `lock` alone, with `fence`.
+       */
+      readonly names?: Readonly<Record<string, number>>;
     }
   | {
       readonly ev: 'fail';

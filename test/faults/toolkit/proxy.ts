@@ -15,6 +15,7 @@
  */
 import { createServer, type Server, Socket } from 'node:net';
 import { scripts } from '../../../src/protocol/scripts.js';
+import { mono } from './protocol.js';
 import { parseRequest, replyEnd } from './resp.js';
 
 export type CommandAction = 'forward' | 'drop' | 'swallow-reply';
@@ -46,9 +47,36 @@ export function scriptOf(args: readonly string[]): string | undefined {
   return undefined;
 }
 
+/**
+ * One script call (EVAL*) a proxy saw, with what became of it (`FaultProxy.trace`): the order in
+ * which a node was asked, as the node saw it.
+ */
+export interface TracedCommand {
+  /** When it reached the proxy from the client (mono ms). */
+  readonly t: number;
+  readonly connection: number;
+  readonly name: string;
+  readonly script: string | undefined;
+  /** Its key count, keys and arguments (not an EVAL's source). */
+  readonly args: readonly string[];
+  /**
+   * What became of it: the reply's first line; 'dropped' (never reached the server); 'swallowed: '
+   * and the reply (applied, the reply lost); undefined while no reply came (the link closed first).
+   */
+  outcome?: string;
+  /** When its reply (or its fate) reached the proxy (mono ms). */
+  at?: number;
+}
+
 interface Pending {
   readonly command: ProxiedCommand;
   readonly swallow: boolean;
+  readonly traced: TracedCommand | undefined;
+}
+
+/** A reply's first line, for a trace (`*3` with its first element, `-NOSCRIPT ...`). */
+function replySummary(frame: Buffer): string {
+  return frame.toString('latin1', 0, Math.min(frame.length, 60)).replace(/\r\n/g, ' ').trim();
 }
 
 interface Link {
@@ -91,6 +119,8 @@ export class FaultProxy {
   delay: number | ((frame: { readonly toClient: boolean; readonly pubsub: boolean }) => number) = 0;
   /** Per-command decision; undefined forwards everything. */
   rule: CommandRule | undefined;
+  /** When set, every script call (EVAL*) is appended to it with its outcome (see `TracedCommand`). */
+  trace: TracedCommand[] | undefined;
   readonly stats: ProxyStats = { connections: 0, resets: 0, dropped: 0, swallowed: 0, blackholedBytes: 0 };
 
   private readonly links = new Set<Link>();
@@ -208,7 +238,13 @@ export class FaultProxy {
       }
       const command: ProxiedCommand = { name, script: scriptOf(request.args), connection: link.id };
       const action = link.pubsub || !this.rule ? 'forward' : this.rule(command);
+      const traced =
+        this.trace && name.startsWith('EVAL')
+          ? { t: mono(), connection: link.id, name, script: command.script, args: request.args.slice(2) }
+          : undefined;
+      if (traced) this.trace?.push(traced);
       if (action === 'drop') {
+        if (traced) Object.assign(traced, { outcome: 'dropped', at: mono() });
         this.stats.dropped += 1;
         // Everything before it is delivered first; then the connection dies.
         link.doomed = true;
@@ -216,7 +252,7 @@ export class FaultProxy {
         link.clientBuf = Buffer.alloc(0);
         return;
       }
-      if (!link.pubsub) link.pending.push({ command, swallow: action === 'swallow-reply' });
+      if (!link.pubsub) link.pending.push({ command, swallow: action === 'swallow-reply', traced });
       const copy = Buffer.from(frame);
       this.deliver(link, 'toServer', () => link.server?.write(copy));
     }
@@ -241,6 +277,10 @@ export class FaultProxy {
       const frame = Buffer.from(link.serverBuf.subarray(at, end));
       at = end;
       const pending = link.pending.shift();
+      if (pending?.traced) {
+        pending.traced.outcome = `${pending.swallow ? 'swallowed: ' : ''}${replySummary(frame)}`;
+        pending.traced.at = mono();
+      }
       if (pending?.swallow) {
         // The command applied on the server; its reply is lost with the connection.
         this.stats.swallowed += 1;

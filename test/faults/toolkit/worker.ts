@@ -329,6 +329,7 @@ async function holdAndRelease(
     validUntil: held.validUntil(),
     signalAborted: held.signal.aborted,
     ...(held.permits === undefined ? {} : { permits: held.permits }),
+    ...(held.names === undefined ? {} : { names: held.names }),
   });
   let lostAt: number | undefined;
   let lostReason: string | undefined;
