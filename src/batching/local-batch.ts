@@ -149,16 +149,26 @@ class Turn implements LockBackend {
   }
 }
 
-/** The batches of one scope (a client), by lock key; a batch is dropped when idle. */
+/**
+ * The batches of one scope (a client) in use, by lock key: a batch leaves when it goes idle, so the
+ * table never grows with the names a process has touched (see `LocalBatch.listed`).
+ */
 const batches = new WeakMap<object, Map<string, LocalBatch>>();
 
-/** The batch of `key` among `scope`'s, made with `backend` and `path` when there is none. */
+/**
+ * The batch of `key` among `scope`'s: the one in use, else `kept` listed again (the batch the calling
+ * lock object used last, idle since: one lock object cycling alone reuses one batch rather than
+ * making one per acquisition), else a new one made with `backend` and `path`. `kept` is reused only
+ * when it was made with `backend`: a batch releases through the lock object that made it.
+ */
 export function localBatchFor(
   scope: object,
   key: string,
   backend: BatchBackend,
   path: GrantPath,
+  kept?: LocalBatch,
 ): LocalBatch {
+  if (kept?.listed) return kept;
   let byKey = batches.get(scope);
   if (!byKey) {
     byKey = new Map();
@@ -166,11 +176,8 @@ export function localBatchFor(
   }
   let batch = byKey.get(key);
   if (!batch) {
-    const scoped = byKey;
-    const made: LocalBatch = new LocalBatch(backend, path, () => {
-      if (scoped.get(key) === made) scoped.delete(key);
-    });
-    batch = made;
+    batch = kept?.madeFor(byKey, key, backend) ? kept : new LocalBatch(backend, path, byKey, key);
+    batch.listed = true;
     byKey.set(key, batch);
   }
   return batch;
@@ -205,12 +212,28 @@ export class LocalBatch {
    */
   private arrival: QueueArrival = { ms: 0 };
 
+  /**
+   * @internal Whether this batch is its key's entry in its scope's table. It leaves the table when
+   * it goes idle (nobody holds, asks or waits), so the table holds only batches in use; the lock
+   * object that used it may keep it and list it again on its next call (`localBatchFor`). An idle
+   * batch carries no state of its runs (no run, no waiters, a fresh queue arrival), so the next call
+   * finds it as a new one would be.
+   */
+  listed = false;
+
   constructor(
     private readonly backend: BatchBackend,
     /** How a caller of this process asks Redis (every lock object of one batch asks alike). */
     private readonly path: GrantPath,
-    private readonly onIdle: () => void,
+    /** Its scope's table, and its key there. */
+    private readonly byKey: Map<string, LocalBatch>,
+    private readonly key: string,
   ) {}
+
+  /** @internal Whether this batch is `key`'s of the table `byKey`, made with `backend`. */
+  madeFor(byKey: Map<string, LocalBatch>, key: string, backend: BatchBackend): boolean {
+    return this.byKey === byKey && this.key === key && this.backend === backend;
+  }
 
   /** This batch as the lease source of calls bounded by `bounds`, whose leases `makeLease` makes. */
   leases<H extends LocalHolder>(bounds: BatchBounds, makeLease: LeaseMaker<H>): LeaseSource<H> {
@@ -518,7 +541,12 @@ export class LocalBatch {
       waiter.resolve(undefined);
     } else {
       this.arrival = { ms: 0 };
-      this.onIdle();
+      // Idle: it leaves its scope's table (a process touching many names must not keep a batch per
+      // name); a lock object that kept it lists it again on its next call.
+      if (this.listed) {
+        this.listed = false;
+        this.byKey.delete(this.key);
+      }
     }
   }
 }

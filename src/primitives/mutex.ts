@@ -96,8 +96,14 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
     path: GrantPath,
   ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
     const bounds = batchBounds(plan.options);
-    return bounds && { batch: localBatchFor(this.context, this.batchKey, this.batchBackend, path), bounds };
+    if (!bounds) return undefined;
+    const batch = localBatchFor(this.context, this.batchKey, this.batchBackend, path, this.keptBatch);
+    this.keptBatch = batch;
+    return { batch, bounds };
   }
+
+  /** The batch this lock object's calls joined last, kept while idle (see `localBatchFor`). */
+  private keptBatch: LocalBatch | undefined;
 
   /** @internal */
   protected override existingBatch(): LocalBatch | undefined {
@@ -109,9 +115,7 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
    * in Redis through the first lock object that made it (two Mutex objects of one name with other
    * `handOffAfterMs` batch apart).
    */
-  private get batchKey(): string {
-    return `${this.keys.lock} handOffAfterMs=${this.options.handOffAfterMs}`;
-  }
+  private readonly batchKey: string = `${this.keys.lock} handOffAfterMs=${this.options.handOffAfterMs}`;
 
   /** @internal */
   protected override handOffAfterMs(): number {
