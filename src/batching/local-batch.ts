@@ -235,16 +235,28 @@ export class LocalBatch {
     return this.byKey === byKey && this.key === key && this.backend === backend;
   }
 
-  /** This batch as the lease source of calls bounded by `bounds`, whose leases `makeLease` makes. */
+  /**
+   * This batch as the lease source of calls bounded by `bounds`, whose leases `makeLease` makes:
+   * the same object while they are the same (the calls of one lock object without overrides).
+   */
   leases<H extends LocalHolder>(bounds: BatchBounds, makeLease: LeaseMaker<H>): LeaseSource<H> {
-    return {
+    const last = this.lastSource;
+    if (last?.bounds === bounds && last.makeLease === makeLease) return last.source as LeaseSource<H>;
+    const source: LeaseSource<H> = {
       acquire: (plan) => this.acquire(plan, bounds, makeLease),
       tryOnce: async (plan) => {
         const won = await this.path.once(plan);
         return won && this.hold(plan, won, bounds, makeLease);
       },
     };
+    this.lastSource = { bounds, makeLease, source };
+    return source;
   }
+
+  /** The lease source `leases` made last, and for what. */
+  private lastSource:
+    | { bounds: BatchBounds; makeLease: LeaseMaker<LocalHolder>; source: LeaseSource<LocalHolder> }
+    | undefined;
 
   /** Whether a caller of this process holds the lock (a try from this process would not get it). */
   get heldHere(): boolean {
@@ -309,31 +321,54 @@ export class LocalBatch {
 
   /**
    * The lease of `plan`'s call: passed on inside the process when one of its callers holds the
-   * lock or asks Redis for it, else from Redis.
+   * lock or asks Redis for it, else from Redis. A caller alone (the common case) goes straight to
+   * Redis, without an async frame of its own here.
    */
-  private async acquire<H extends LocalHolder>(
+  private acquire<H extends LocalHolder>(
     plan: Plan,
     bounds: BatchBounds,
     makeLease: LeaseMaker<H>,
   ): Promise<H> {
-    if (this.liveRun() || this.askingRedis > 0) {
-      // Its own maker made it: a waiter's lease is made with the waiter's `makeLease`.
-      const lease = (await this.queue(plan, makeLease)) as H | undefined;
-      if (lease) return lease;
-    } else {
-      this.askingRedis += 1;
-    }
-    let won: Won;
-    try {
-      won = await this.path.wait({ ...plan, queueArrival: this.arrival });
-    } catch (error) {
+    if (this.liveRun() || this.askingRedis > 0) return this.acquireBehind(plan, bounds, makeLease);
+    this.askingRedis += 1;
+    return this.askRedis(plan, bounds, makeLease);
+  }
+
+  /** Queues behind this process's holder or asker: a lease passed on, or the turn to ask Redis. */
+  private async acquireBehind<H extends LocalHolder>(
+    plan: Plan,
+    bounds: BatchBounds,
+    makeLease: LeaseMaker<H>,
+  ): Promise<H> {
+    // Its own maker made it: a waiter's lease is made with the waiter's `makeLease`.
+    const lease = (await this.queue(plan, makeLease)) as H | undefined;
+    if (lease) return lease;
+    return this.askRedis(plan, bounds, makeLease);
+  }
+
+  /**
+   * Asks Redis (the caller is counted in `askingRedis`), carrying the process's queue arrival, and
+   * makes the first hold of a new run from the grant.
+   */
+  private askRedis<H extends LocalHolder>(plan: Plan, bounds: BatchBounds, makeLease: LeaseMaker<H>): Promise<H> {
+    const { name, token, mode, deadline, options } = plan;
+    const asking: Plan = { name, token, mode, deadline, options, queueArrival: this.arrival };
+    const gaveUp = (error: unknown): never => {
       this.askingRedis -= 1;
       this.next();
       throw error;
+    };
+    let waiting: Promise<Won>;
+    try {
+      waiting = this.path.wait(asking);
+    } catch (error) {
+      return Promise.reject(error).catch(gaveUp);
     }
-    this.askingRedis -= 1;
-    this.arrival = { ms: 0 };
-    return this.hold(plan, won, bounds, makeLease);
+    return waiting.then((won) => {
+      this.askingRedis -= 1;
+      this.arrival = { ms: 0 };
+      return this.hold(plan, won, bounds, makeLease);
+    }, gaveUp);
   }
 
   /** The lease of a grant from Redis (an acquire's, a try's): the first hold of a new run. */

@@ -95,15 +95,23 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
     plan: Plan<MutexOptions>,
     path: GrantPath,
   ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
-    const bounds = batchBounds(plan.options);
+    // A call with the options of the last one (a call without overrides: the lock's own) and the
+    // same batch gets the same answer, not a new one per call.
+    const last = this.joined;
+    const sameOptions = last !== undefined && last.options === plan.options;
+    const bounds = sameOptions ? last.bounds : batchBounds(plan.options);
     if (!bounds) return undefined;
     const batch = localBatchFor(this.context, this.batchKey, this.batchBackend, path, this.keptBatch);
     this.keptBatch = batch;
-    return { batch, bounds };
+    if (sameOptions && last.batch === batch) return last;
+    this.joined = { options: plan.options, batch, bounds };
+    return this.joined;
   }
 
   /** The batch this lock object's calls joined last, kept while idle (see `localBatchFor`). */
   private keptBatch: LocalBatch | undefined;
+  /** The answer `localBatch` gave last, and to which call options. */
+  private joined: { options: object; batch: LocalBatch; bounds: BatchBounds } | undefined;
 
   /** @internal */
   protected override existingBatch(): LocalBatch | undefined {
