@@ -7,7 +7,7 @@ import { inspectCustom } from '../inspect.js';
 import type { GrantPath, LeaseSource, LockBackend, Plan, Won } from '../plan.js';
 import { driftMs, validUntil } from '../timing.js';
 import { checkTtlMs } from '../validation.js';
-import { Watchdog } from './watchdog.js';
+import { Watchdog, type WatchdogHooks } from './watchdog.js';
 
 /** A give-back that failed on an error that may pass is sent again on this schedule. */
 const GIVE_BACK_RETRY = { firstMs: 50, maxMs: 1_000 } as const;
@@ -28,7 +28,7 @@ interface Validity {
  * - `signal` aborts with a `LockLostError` as soon as the lease is known to be lost (its validity
  *   ran out, or Redis no longer holds its token). Pass it to the work the lock protects.
  */
-export class Lease implements AsyncDisposable {
+export class Lease implements AsyncDisposable, WatchdogHooks {
   readonly name: string;
   /** The random 128-bit owner token stored in Redis while this lease holds the lock. */
   readonly token: string;
@@ -55,7 +55,8 @@ export class Lease implements AsyncDisposable {
   /** The last extension failed, and may have applied (it may have extended the key, then failed). */
   private extensionMayHaveApplied = false;
   private readonly watchdog: Watchdog;
-  private extending: Promise<unknown> = Promise.resolve();
+  /** The last extension's tail (made by the first extension: most leases are never extended). */
+  private extending: Promise<unknown> | undefined;
   /** The watchdog's extension in flight: a retry after it went unanswered waits for this one. */
   private autoExtension: Promise<'extended' | 'lost'> | undefined;
   private readonly driftFactor: number;
@@ -112,16 +113,7 @@ export class Lease implements AsyncDisposable {
       const since = instantOf(clock);
       this.validity = { since, budgetMs: validUntil(grant.sentAt, grantTtlMs, driftFactor) - since.mono };
     }
-    this.watchdog = new Watchdog({
-      clock,
-      autoExtend: plan.options.autoExtend,
-      ttlMs: () => this.ttl,
-      remainingMs: () => this.validityLeft(),
-      extend: () => this.extendAutomatically(),
-      onLost: (reason, cause) => this.markLost(reason, cause),
-      onExtendFailed: (error, retryInMs) =>
-        emitLockEvent({ type: 'extend-failed', lockName: this.name, error, retryInMs }),
-    });
+    this.watchdog = new Watchdog(this, clock, plan.options.autoExtend);
     // Validity already over when the lease is built (its grant's reply came late): it is lost now,
     // not on the expiry timer's next tick, so `signal` is aborted before the caller can look at it
     // (found by the fault suite: acquire() resolved with a lease past its validity, signal live).
@@ -297,13 +289,33 @@ export class Lease implements AsyncDisposable {
     return this.validity.budgetMs - elapsedSince(this.clock, this.validity.since);
   }
 
+  /** @internal The watchdog's view (`WatchdogHooks`): the TTL now. */
+  watchedTtlMs(): number {
+    return this.ttl;
+  }
+
+  /** @internal The watchdog's view: validity left now. */
+  watchedRemainingMs(): number {
+    return this.validityLeft();
+  }
+
+  /** @internal The watchdog found validity gone. */
+  onWatchLost(reason: LockLostReason, cause?: unknown): void {
+    this.markLost(reason, cause);
+  }
+
+  /** @internal An automatic extension failed (retried in `retryInMs`, or not at all). */
+  onExtendFailed(error: unknown, retryInMs: number | undefined): void {
+    emitLockEvent({ type: 'extend-failed', lockName: this.name, error, retryInMs });
+  }
+
   /**
-   * The watchdog's extension, bounded like any round trip: unanswered after `replyTimeoutMs`, it
-   * counts as failed (the watchdog reports it and retries while validity lasts), yet goes on, and
-   * counts if Redis applies it. A retry while it is still in flight waits for it rather than
-   * stacking a second extension behind it.
+   * @internal The watchdog's extension, bounded like any round trip: unanswered after
+   * `replyTimeoutMs`, it counts as failed (the watchdog reports it and retries while validity
+   * lasts), yet goes on, and counts if Redis applies it. A retry while it is still in flight waits
+   * for it rather than stacking a second extension behind it.
    */
-  private extendAutomatically(): Promise<'extended' | 'lost'> {
+  extendAutomatically(): Promise<'extended' | 'lost'> {
     if (!this.autoExtension) {
       const extension = this.extendOnce(this.ttl);
       this.autoExtension = extension;
@@ -364,7 +376,7 @@ export class Lease implements AsyncDisposable {
       }
       return 'extended';
     };
-    const next = this.extending.then(run, run);
+    const next = (this.extending ?? Promise.resolve()).then(run, run);
     this.extending = next.catch(() => {});
     return next;
   }
