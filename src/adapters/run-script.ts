@@ -1,7 +1,7 @@
 import type { ScriptCall } from '../protocol/call.js';
 import { classifyRedisError } from './classify-error.js';
 import type { ClientContext } from './client-context.js';
-import { evalScript } from './eval-script.js';
+import { evalScriptThen } from './eval-script.js';
 import { ensureServerSupported } from './server-check.js';
 
 export { isTransientRedisError } from './classify-error.js';
@@ -40,7 +40,8 @@ export function runScript<Result>(context: ClientContext, call: ScriptCall<Resul
 }
 
 function send<Result>(context: ClientContext, call: ScriptCall<Result>): Promise<Result> {
-  return evalScript(context.driver, call.script, call.keys, call.args).then((reply) => call.decode(reply));
+  // `decode` is a plain function of the reply (scriptCall), passed as is: no closure per call.
+  return evalScriptThen(context.driver, call.script, call.keys, call.args, call.decode);
 }
 
 /**
