@@ -7,7 +7,7 @@ import { inspectCustom } from '../inspect.js';
 import type { GrantPath, LeaseSource, LockBackend, Plan, Won } from '../plan.js';
 import { driftMs, validUntil } from '../timing.js';
 import { checkTtlMs } from '../validation.js';
-import { Watchdog, type WatchdogHooks } from './watchdog.js';
+import { Watchdog } from './watchdog.js';
 
 /** A give-back that failed on an error that may pass is sent again on this schedule. */
 const GIVE_BACK_RETRY = { firstMs: 50, maxMs: 1_000 } as const;
@@ -28,7 +28,7 @@ interface Validity {
  * - `signal` aborts with a `LockLostError` as soon as the lease is known to be lost (its validity
  *   ran out, or Redis no longer holds its token). Pass it to the work the lock protects.
  */
-export class Lease implements AsyncDisposable, WatchdogHooks {
+export class Lease implements AsyncDisposable {
   readonly name: string;
   /** The random 128-bit owner token stored in Redis while this lease holds the lock. */
   readonly token: string;
@@ -113,6 +113,9 @@ export class Lease implements AsyncDisposable, WatchdogHooks {
       const since = instantOf(clock);
       this.validity = { since, budgetMs: validUntil(grant.sentAt, grantTtlMs, driftFactor) - since.mono };
     }
+    // The lease is its watchdog's hooks (`WatchdogHooks`, by its internal methods). Not declared with
+    // `implements`: the published declarations strip those methods, and a strict consumer's
+    // type-check would find the class failing its own interface.
     this.watchdog = new Watchdog(this, clock, plan.options.autoExtend);
     // Validity already over when the lease is built (its grant's reply came late): it is lost now,
     // not on the expiry timer's next tick, so `signal` is aborted before the caller can look at it
@@ -289,7 +292,7 @@ export class Lease implements AsyncDisposable, WatchdogHooks {
     return this.validity.budgetMs - elapsedSince(this.clock, this.validity.since);
   }
 
-  /** @internal The watchdog's view (`WatchdogHooks`): the TTL now. */
+  /** @internal The watchdog's view (`WatchdogHooks`, src/lease/watchdog.ts): the TTL now. */
   watchedTtlMs(): number {
     return this.ttl;
   }

@@ -3,7 +3,7 @@ import type { LockLostReason } from '../errors.js';
 import { extendAfterMs, extendRetryAfterMs, timerDelayMs } from '../timing.js';
 
 /**
- * What the watchdog calls back into: its lease (`Lease` implements it with internal methods, so a
+ * @internal What the watchdog calls back into: its lease (`Lease` implements it with internal methods, so a
  * lease costs no hook object and closures of its own).
  */
 export interface WatchdogHooks {
