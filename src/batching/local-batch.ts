@@ -350,7 +350,11 @@ export class LocalBatch {
    * Asks Redis (the caller is counted in `askingRedis`), carrying the process's queue arrival, and
    * makes the first hold of a new run from the grant.
    */
-  private askRedis<H extends LocalHolder>(plan: Plan, bounds: BatchBounds, makeLease: LeaseMaker<H>): Promise<H> {
+  private askRedis<H extends LocalHolder>(
+    plan: Plan,
+    bounds: BatchBounds,
+    makeLease: LeaseMaker<H>,
+  ): Promise<H> {
     const { name, token, mode, deadline, options } = plan;
     const asking: Plan = { name, token, mode, deadline, options, queueArrival: this.arrival };
     const gaveUp = (error: unknown): never => {

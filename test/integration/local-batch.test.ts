@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Lease, LockLostError, LockTimeoutError, Mutex, RedlockMutex } from '../../src/index.js';
 import { existingLocalBatch } from '../../src/batching/local-batch.js';
+import { type Lease, LockLostError, LockTimeoutError, Mutex, RedlockMutex } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { spawnChild } from '../fixtures/child.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
