@@ -1,7 +1,7 @@
 import type { ScriptCall } from '../protocol/call.js';
 import { classifyRedisError } from './classify-error.js';
 import type { ClientContext } from './client-context.js';
-import { evalScript } from './eval-script.js';
+import { evalScriptThen } from './eval-script.js';
 import { ensureServerSupported } from './server-check.js';
 
 export { isTransientRedisError } from './classify-error.js';
@@ -49,9 +49,8 @@ function send<Result>(
   call: ScriptCall<Result>,
   resendAsEval: (() => boolean) | undefined,
 ): Promise<Result> {
-  return evalScript(context.driver, call.script, call.keys, call.args, resendAsEval).then((reply) =>
-    call.decode(reply),
-  );
+  // `decode` is a plain function of the reply (scriptCall), passed as is: no closure per call.
+  return evalScriptThen(context.driver, call.script, call.keys, call.args, call.decode, resendAsEval);
 }
 
 /**

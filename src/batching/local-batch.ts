@@ -149,16 +149,26 @@ class Turn implements LockBackend {
   }
 }
 
-/** The batches of one scope (a client), by lock key; a batch is dropped when idle. */
+/**
+ * The batches of one scope (a client) in use, by lock key: a batch leaves when it goes idle, so the
+ * table never grows with the names a process has touched (see `LocalBatch.listed`).
+ */
 const batches = new WeakMap<object, Map<string, LocalBatch>>();
 
-/** The batch of `key` among `scope`'s, made with `backend` and `path` when there is none. */
+/**
+ * The batch of `key` among `scope`'s: the one in use, else `kept` listed again (the batch the calling
+ * lock object used last, idle since: one lock object cycling alone reuses one batch rather than
+ * making one per acquisition), else a new one made with `backend` and `path`. `kept` is reused only
+ * when it was made with `backend`: a batch releases through the lock object that made it.
+ */
 export function localBatchFor(
   scope: object,
   key: string,
   backend: BatchBackend,
   path: GrantPath,
+  kept?: LocalBatch,
 ): LocalBatch {
+  if (kept?.listed) return kept;
   let byKey = batches.get(scope);
   if (!byKey) {
     byKey = new Map();
@@ -166,11 +176,8 @@ export function localBatchFor(
   }
   let batch = byKey.get(key);
   if (!batch) {
-    const scoped = byKey;
-    const made: LocalBatch = new LocalBatch(backend, path, () => {
-      if (scoped.get(key) === made) scoped.delete(key);
-    });
-    batch = made;
+    batch = kept?.madeFor(byKey, key, backend) ? kept : new LocalBatch(backend, path, byKey, key);
+    batch.listed = true;
     byKey.set(key, batch);
   }
   return batch;
@@ -205,23 +212,51 @@ export class LocalBatch {
    */
   private arrival: QueueArrival = { ms: 0 };
 
+  /**
+   * @internal Whether this batch is its key's entry in its scope's table. It leaves the table when
+   * it goes idle (nobody holds, asks or waits), so the table holds only batches in use; the lock
+   * object that used it may keep it and list it again on its next call (`localBatchFor`). An idle
+   * batch carries no state of its runs (no run, no waiters, a fresh queue arrival), so the next call
+   * finds it as a new one would be.
+   */
+  listed = false;
+
   constructor(
     private readonly backend: BatchBackend,
     /** How a caller of this process asks Redis (every lock object of one batch asks alike). */
     private readonly path: GrantPath,
-    private readonly onIdle: () => void,
+    /** Its scope's table, and its key there. */
+    private readonly byKey: Map<string, LocalBatch>,
+    private readonly key: string,
   ) {}
 
-  /** This batch as the lease source of calls bounded by `bounds`, whose leases `makeLease` makes. */
+  /** @internal Whether this batch is `key`'s of the table `byKey`, made with `backend`. */
+  madeFor(byKey: Map<string, LocalBatch>, key: string, backend: BatchBackend): boolean {
+    return this.byKey === byKey && this.key === key && this.backend === backend;
+  }
+
+  /**
+   * This batch as the lease source of calls bounded by `bounds`, whose leases `makeLease` makes:
+   * the same object while they are the same (the calls of one lock object without overrides).
+   */
   leases<H extends LocalHolder>(bounds: BatchBounds, makeLease: LeaseMaker<H>): LeaseSource<H> {
-    return {
+    const last = this.lastSource;
+    if (last?.bounds === bounds && last.makeLease === makeLease) return last.source as LeaseSource<H>;
+    const source: LeaseSource<H> = {
       acquire: (plan) => this.acquire(plan, bounds, makeLease),
       tryOnce: async (plan) => {
         const won = await this.path.once(plan);
         return won && this.hold(plan, won, bounds, makeLease);
       },
     };
+    this.lastSource = { bounds, makeLease, source };
+    return source;
   }
+
+  /** The lease source `leases` made last, and for what. */
+  private lastSource:
+    | { bounds: BatchBounds; makeLease: LeaseMaker<LocalHolder>; source: LeaseSource<LocalHolder> }
+    | undefined;
 
   /** Whether a caller of this process holds the lock (a try from this process would not get it). */
   get heldHere(): boolean {
@@ -286,31 +321,58 @@ export class LocalBatch {
 
   /**
    * The lease of `plan`'s call: passed on inside the process when one of its callers holds the
-   * lock or asks Redis for it, else from Redis.
+   * lock or asks Redis for it, else from Redis. A caller alone (the common case) goes straight to
+   * Redis, without an async frame of its own here.
    */
-  private async acquire<H extends LocalHolder>(
+  private acquire<H extends LocalHolder>(
     plan: Plan,
     bounds: BatchBounds,
     makeLease: LeaseMaker<H>,
   ): Promise<H> {
-    if (this.liveRun() || this.askingRedis > 0) {
-      // Its own maker made it: a waiter's lease is made with the waiter's `makeLease`.
-      const lease = (await this.queue(plan, makeLease)) as H | undefined;
-      if (lease) return lease;
-    } else {
-      this.askingRedis += 1;
-    }
-    let won: Won;
-    try {
-      won = await this.path.wait({ ...plan, queueArrival: this.arrival });
-    } catch (error) {
+    if (this.liveRun() || this.askingRedis > 0) return this.acquireBehind(plan, bounds, makeLease);
+    this.askingRedis += 1;
+    return this.askRedis(plan, bounds, makeLease);
+  }
+
+  /** Queues behind this process's holder or asker: a lease passed on, or the turn to ask Redis. */
+  private async acquireBehind<H extends LocalHolder>(
+    plan: Plan,
+    bounds: BatchBounds,
+    makeLease: LeaseMaker<H>,
+  ): Promise<H> {
+    // Its own maker made it: a waiter's lease is made with the waiter's `makeLease`.
+    const lease = (await this.queue(plan, makeLease)) as H | undefined;
+    if (lease) return lease;
+    return this.askRedis(plan, bounds, makeLease);
+  }
+
+  /**
+   * Asks Redis (the caller is counted in `askingRedis`), carrying the process's queue arrival, and
+   * makes the first hold of a new run from the grant.
+   */
+  private askRedis<H extends LocalHolder>(
+    plan: Plan,
+    bounds: BatchBounds,
+    makeLease: LeaseMaker<H>,
+  ): Promise<H> {
+    const { name, token, mode, deadline, options } = plan;
+    const asking: Plan = { name, token, mode, deadline, options, queueArrival: this.arrival };
+    const gaveUp = (error: unknown): never => {
       this.askingRedis -= 1;
       this.next();
       throw error;
+    };
+    let waiting: Promise<Won>;
+    try {
+      waiting = this.path.wait(asking);
+    } catch (error) {
+      return Promise.reject(error).catch(gaveUp);
     }
-    this.askingRedis -= 1;
-    this.arrival = { ms: 0 };
-    return this.hold(plan, won, bounds, makeLease);
+    return waiting.then((won) => {
+      this.askingRedis -= 1;
+      this.arrival = { ms: 0 };
+      return this.hold(plan, won, bounds, makeLease);
+    }, gaveUp);
   }
 
   /** The lease of a grant from Redis (an acquire's, a try's): the first hold of a new run. */
@@ -518,7 +580,12 @@ export class LocalBatch {
       waiter.resolve(undefined);
     } else {
       this.arrival = { ms: 0 };
-      this.onIdle();
+      // Idle: it leaves its scope's table (a process touching many names must not keep a batch per
+      // name); a lock object that kept it lists it again on its next call.
+      if (this.listed) {
+        this.listed = false;
+        this.byKey.delete(this.key);
+      }
     }
   }
 }

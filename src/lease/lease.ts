@@ -55,7 +55,8 @@ export class Lease implements AsyncDisposable {
   /** The last extension failed, and may have applied (it may have extended the key, then failed). */
   private extensionMayHaveApplied = false;
   private readonly watchdog: Watchdog;
-  private extending: Promise<unknown> = Promise.resolve();
+  /** The last extension's tail (made by the first extension: most leases are never extended). */
+  private extending: Promise<unknown> | undefined;
   /** The watchdog's extension in flight: a retry after it went unanswered waits for this one. */
   private autoExtension: Promise<'extended' | 'lost'> | undefined;
   private readonly driftFactor: number;
@@ -112,16 +113,10 @@ export class Lease implements AsyncDisposable {
       const since = instantOf(clock);
       this.validity = { since, budgetMs: validUntil(grant.sentAt, grantTtlMs, driftFactor) - since.mono };
     }
-    this.watchdog = new Watchdog({
-      clock,
-      autoExtend: plan.options.autoExtend,
-      ttlMs: () => this.ttl,
-      remainingMs: () => this.validityLeft(),
-      extend: () => this.extendAutomatically(),
-      onLost: (reason, cause) => this.markLost(reason, cause),
-      onExtendFailed: (error, retryInMs) =>
-        emitLockEvent({ type: 'extend-failed', lockName: this.name, error, retryInMs }),
-    });
+    // The lease is its watchdog's hooks (`WatchdogHooks`, by its internal methods). Not declared with
+    // `implements`: the published declarations strip those methods, and a strict consumer's
+    // type-check would find the class failing its own interface.
+    this.watchdog = new Watchdog(this, clock, plan.options.autoExtend);
     // Validity already over when the lease is built (its grant's reply came late): it is lost now,
     // not on the expiry timer's next tick, so `signal` is aborted before the caller can look at it
     // (found by the fault suite: acquire() resolved with a lease past its validity, signal live).
@@ -297,13 +292,33 @@ export class Lease implements AsyncDisposable {
     return this.validity.budgetMs - elapsedSince(this.clock, this.validity.since);
   }
 
+  /** @internal The watchdog's view (`WatchdogHooks`, src/lease/watchdog.ts): the TTL now. */
+  watchedTtlMs(): number {
+    return this.ttl;
+  }
+
+  /** @internal The watchdog's view: validity left now. */
+  watchedRemainingMs(): number {
+    return this.validityLeft();
+  }
+
+  /** @internal The watchdog found validity gone. */
+  onWatchLost(reason: LockLostReason, cause?: unknown): void {
+    this.markLost(reason, cause);
+  }
+
+  /** @internal An automatic extension failed (retried in `retryInMs`, or not at all). */
+  onExtendFailed(error: unknown, retryInMs: number | undefined): void {
+    emitLockEvent({ type: 'extend-failed', lockName: this.name, error, retryInMs });
+  }
+
   /**
-   * The watchdog's extension, bounded like any round trip: unanswered after `replyTimeoutMs`, it
-   * counts as failed (the watchdog reports it and retries while validity lasts), yet goes on, and
-   * counts if Redis applies it. A retry while it is still in flight waits for it rather than
-   * stacking a second extension behind it.
+   * @internal The watchdog's extension, bounded like any round trip: unanswered after
+   * `replyTimeoutMs`, it counts as failed (the watchdog reports it and retries while validity
+   * lasts), yet goes on, and counts if Redis applies it. A retry while it is still in flight waits
+   * for it rather than stacking a second extension behind it.
    */
-  private extendAutomatically(): Promise<'extended' | 'lost'> {
+  extendAutomatically(): Promise<'extended' | 'lost'> {
     if (!this.autoExtension) {
       const extension = this.extendOnce(this.ttl);
       this.autoExtension = extension;
@@ -364,7 +379,7 @@ export class Lease implements AsyncDisposable {
       }
       return 'extended';
     };
-    const next = this.extending.then(run, run);
+    const next = (this.extending ?? Promise.resolve()).then(run, run);
     this.extending = next.catch(() => {});
     return next;
   }

@@ -2,15 +2,18 @@ import type { Clock } from '../clock.js';
 import type { LockLostReason } from '../errors.js';
 import { extendAfterMs, extendRetryAfterMs, timerDelayMs } from '../timing.js';
 
+/**
+ * @internal What the watchdog calls back into: its lease (`Lease` implements it with internal methods, so a
+ * lease costs no hook object and closures of its own).
+ */
 export interface WatchdogHooks {
-  clock: Clock;
-  autoExtend: boolean;
-  ttlMs(): number;
+  /** The lease's TTL now (the latest one, after an extension). */
+  watchedTtlMs(): number;
   /** The lease's validity left now (≤ 0 once run out), measured as the lease measures it. */
-  remainingMs(): number;
+  watchedRemainingMs(): number;
   /** One extension; 'lost' when Redis no longer holds the token. Rejects on a Redis error. */
-  extend(): Promise<'extended' | 'lost'>;
-  onLost(reason: LockLostReason, cause?: unknown): void;
+  extendAutomatically(): Promise<'extended' | 'lost'>;
+  onWatchLost(reason: LockLostReason, cause?: unknown): void;
   /** An automatic extension failed; retried in `retryInMs`, or not at all (no validity left). */
   onExtendFailed(error: unknown, retryInMs: number | undefined): void;
 }
@@ -31,19 +34,31 @@ const EXPIRY_RECHECK_MS = 1_000;
  * extended, so a lease without auto-extension still aborts its signal the moment it runs out.
  * Timers are unref()'d: a held lock never keeps the process alive by itself. The expiry timer looks
  * at least once a second, so a lease is lost within a second of a host resuming from a suspend.
+ *
+ * An extension due after the expiry timer's next look is not armed yet: that look arms it, for the
+ * same instant. Most leases are released within a second, and then never had a second timer (one
+ * timer per lease, not two, on the hot path of a busy lock).
  */
 export class Watchdog {
   private extendTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
+  /** When the expiry timer looks next (on `clock`). */
+  private expiryAt = Number.NEGATIVE_INFINITY;
+  /** When the next extension is due, while it waits for the expiry timer's look to be armed. */
+  private extendAt: number | undefined;
   private stopped = false;
   private lastError: unknown;
 
-  constructor(private readonly hooks: WatchdogHooks) {}
+  constructor(
+    private readonly hooks: WatchdogHooks,
+    private readonly clock: Clock,
+    private readonly autoExtend: boolean,
+  ) {}
 
   start(sentAt: number): void {
     this.armExpiry();
-    if (this.hooks.autoExtend) {
-      this.armExtend(Math.max(0, sentAt + extendAfterMs(this.hooks.ttlMs()) - this.hooks.clock.now()));
+    if (this.autoExtend) {
+      this.armExtend(Math.max(0, sentAt + extendAfterMs(this.hooks.watchedTtlMs()) - this.clock.now()));
     }
   }
 
@@ -51,7 +66,7 @@ export class Watchdog {
   rescheduleAfterExtend(): void {
     if (this.stopped) return;
     this.armExpiry();
-    if (this.hooks.autoExtend) this.armExtend(extendAfterMs(this.hooks.ttlMs()));
+    if (this.autoExtend) this.armExtend(extendAfterMs(this.hooks.watchedTtlMs()));
   }
 
   stop(): void {
@@ -63,42 +78,62 @@ export class Watchdog {
   /** Reports the loss when validity has run out, else looks again later. The lease calls it too. */
   check(): void {
     if (this.stopped) return;
-    if (this.hooks.remainingMs() > 0) {
+    if (this.hooks.watchedRemainingMs() > 0) {
       this.armExpiry();
       return;
     }
-    this.hooks.onLost('expired', this.lastError);
+    this.hooks.onWatchLost('expired', this.lastError);
   }
 
   private armExpiry(): void {
     clearTimeout(this.expiryTimer);
-    const left = this.hooks.remainingMs();
-    this.expiryTimer = setTimeout(() => this.check(), timerDelayMs(Math.min(left, EXPIRY_RECHECK_MS)));
+    const delayMs = timerDelayMs(Math.min(this.hooks.watchedRemainingMs(), EXPIRY_RECHECK_MS));
+    const now = this.clock.now();
+    this.expiryTimer = setTimeout(() => this.check(), delayMs);
     this.expiryTimer.unref();
+    this.expiryAt = now + delayMs;
+    // An extension due before this look (or with it) is armed now, for its own instant.
+    const extendAt = this.extendAt;
+    if (extendAt !== undefined && extendAt <= this.expiryAt) {
+      this.extendAt = undefined;
+      this.startExtendTimer(extendAt - now);
+    }
   }
 
+  /** The next extension in `delayMs`: armed now when due by the expiry timer's next look, else by that look. */
   private armExtend(delayMs: number): void {
     clearTimeout(this.extendTimer);
+    this.extendTimer = undefined;
+    const now = this.clock.now();
+    if (now + delayMs <= this.expiryAt) {
+      this.extendAt = undefined;
+      this.startExtendTimer(delayMs);
+    } else {
+      this.extendAt = now + delayMs;
+    }
+  }
+
+  private startExtendTimer(delayMs: number): void {
     this.extendTimer = setTimeout(() => void this.runExtend(), timerDelayMs(delayMs));
     this.extendTimer.unref();
   }
 
   private async runExtend(): Promise<void> {
     if (this.stopped) return;
-    const sentAt = this.hooks.clock.now();
+    const sentAt = this.clock.now();
     try {
-      const outcome = await this.hooks.extend();
+      const outcome = await this.hooks.extendAutomatically();
       if (this.stopped || outcome === 'lost') return;
       this.lastError = undefined;
       this.armExpiry();
-      this.armExtend(Math.max(0, sentAt + extendAfterMs(this.hooks.ttlMs()) - this.hooks.clock.now()));
+      this.armExtend(Math.max(0, sentAt + extendAfterMs(this.hooks.watchedTtlMs()) - this.clock.now()));
     } catch (error) {
       if (this.stopped) return;
       // A transient failure: try again soon, as long as the lease is still valid. The expiry timer
       // reports the loss if validity runs out first.
       this.lastError = error;
-      const left = this.hooks.remainingMs();
-      const retryInMs = left > 0 ? extendRetryAfterMs(this.hooks.ttlMs(), left) : undefined;
+      const left = this.hooks.watchedRemainingMs();
+      const retryInMs = left > 0 ? extendRetryAfterMs(this.hooks.watchedTtlMs(), left) : undefined;
       this.hooks.onExtendFailed(error, retryInMs);
       if (retryInMs !== undefined) this.armExtend(retryInMs);
     }

@@ -95,9 +95,23 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
     plan: Plan<MutexOptions>,
     path: GrantPath,
   ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
-    const bounds = batchBounds(plan.options);
-    return bounds && { batch: localBatchFor(this.context, this.batchKey, this.batchBackend, path), bounds };
+    // A call with the options of the last one (a call without overrides: the lock's own) and the
+    // same batch gets the same answer, not a new one per call.
+    const last = this.joined;
+    const sameOptions = last !== undefined && last.options === plan.options;
+    const bounds = sameOptions ? last.bounds : batchBounds(plan.options);
+    if (!bounds) return undefined;
+    const batch = localBatchFor(this.context, this.batchKey, this.batchBackend, path, this.keptBatch);
+    this.keptBatch = batch;
+    if (sameOptions && last.batch === batch) return last;
+    this.joined = { options: plan.options, batch, bounds };
+    return this.joined;
   }
+
+  /** The batch this lock object's calls joined last, kept while idle (see `localBatchFor`). */
+  private keptBatch: LocalBatch | undefined;
+  /** The answer `localBatch` gave last, and to which call options. */
+  private joined: { options: object; batch: LocalBatch; bounds: BatchBounds } | undefined;
 
   /** @internal */
   protected override existingBatch(): LocalBatch | undefined {
@@ -109,9 +123,7 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
    * in Redis through the first lock object that made it (two Mutex objects of one name with other
    * `handOffAfterMs` batch apart).
    */
-  private get batchKey(): string {
-    return `${this.keys.lock} handOffAfterMs=${this.options.handOffAfterMs}`;
-  }
+  private readonly batchKey: string = `${this.keys.lock} handOffAfterMs=${this.options.handOffAfterMs}`;
 
   /** @internal */
   protected override handOffAfterMs(): number {

@@ -146,8 +146,14 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
     const bounds = batchBounds(plan.options);
     const scope = this.nodes.contexts[0];
-    return bounds && scope && { batch: localBatchFor(scope, this.batchKey, this.batchBackend, path), bounds };
+    if (!bounds || !scope) return undefined;
+    const batch = localBatchFor(scope, this.batchKey, this.batchBackend, path, this.keptBatch);
+    this.keptBatch = batch;
+    return { batch, bounds };
   }
+
+  /** The batch this lock object's calls joined last, kept while idle (see `localBatchFor`). */
+  private keptBatch: LocalBatch | undefined;
 
   /** @internal */
   protected override existingBatch(): LocalBatch | undefined {

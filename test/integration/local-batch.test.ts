@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { existingLocalBatch } from '../../src/batching/local-batch.js';
 import { type Lease, LockLostError, LockTimeoutError, Mutex, RedlockMutex } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { spawnChild } from '../fixtures/child.js';
@@ -85,6 +86,28 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
     const calls = await commandCalls(redis.server);
     assertIncreasing(grants);
     assert.ok((calls.evalsha ?? 0) < 100, JSON.stringify(calls));
+  });
+
+  test("an idle batch leaves its client's table, and its lock object takes it up again on its next call", async () => {
+    // White-box: the table is looked at by the batch's key (the Mutex's: lock key and window).
+    const batchOf = (lock: Mutex) =>
+      existingLocalBatch(
+        (lock as unknown as { context: object }).context,
+        `${lock.keys.lock} handOffAfterMs=${lock.options.handOffAfterMs}`,
+      );
+    const lock = new Mutex(redis.a.client, name(), untimed);
+    const first = await lock.acquire();
+    const batch = batchOf(lock);
+    assert.ok(batch, 'a batch while the lock is held');
+    await first.release();
+    assert.equal(batchOf(lock), undefined, 'an idle batch is out of the table');
+    const second = await lock.acquire();
+    assert.equal(batchOf(lock), batch, 'the same batch, listed again');
+    await second.release();
+    // A process touching many names keeps no batch per name once they are idle.
+    const many = Array.from({ length: 50 }, () => new Mutex(redis.a.client, name(), untimed));
+    await Promise.all(many.map(async (m) => (await m.acquire()).release()));
+    for (const m of many) assert.equal(batchOf(m), undefined);
   });
 
   test('two clients (two processes, as far as Redis can tell): tokens rise across local and Redis grants', async () => {

@@ -126,6 +126,21 @@ describe('lease', () => {
     assert.equal(lease.remainingMs, 3_000 - 32);
   });
 
+  test('with a TTL longer than three expiry looks, the extension armed by a look still comes at a third of the TTL', async () => {
+    const { lease, calls, advance } = setup({ autoExtend: true, ttlMs: 30_000 });
+    for (let i = 0; i < 9; i += 1) await advance(1_000);
+    await advance(999);
+    assert.deepEqual(calls, []);
+    await advance(1);
+    assert.deepEqual(calls, ['extend 30000']);
+    for (let i = 0; i < 10; i += 1) await advance(1_000);
+    assert.deepEqual(calls, ['extend 30000', 'extend 30000']);
+    assert.ok(lease.isHeld);
+    await lease.release();
+    for (let i = 0; i < 30; i += 1) await advance(1_000);
+    assert.equal(calls.filter((c: string) => c.startsWith('extend')).length, 2, 'no extension after release');
+  });
+
   test('a process frozen past its TTL comes back to a lost lease, not an extended one', async () => {
     const { lease, advance } = setup({ autoExtend: true });
     await advance(10_000);
