@@ -13,6 +13,7 @@ import * as sources from '../../src/index.js';
 import { type LockEvent, Mutex, subscribeLockEvents } from '../../src/index.js';
 import { lockKinds } from '../../tools/lock-kinds/registry.js';
 import { rawCommand } from '../../tools/redis-server.js';
+import { bundled } from '../fixtures/bundle.js';
 import { clusterClientKinds, ioredisClusterTaggedPrefixKinds } from '../fixtures/clients.js';
 import { awaitedLater, clusterForSuite, nameMaker, until } from '../fixtures/helpers.js';
 import { type RedisCluster, startCluster } from '../fixtures/redis-cluster.js';
@@ -25,7 +26,7 @@ const EXIT_BOUND_MS = 15_000;
 
 /** Runs cluster-waiter-child.ts; resolves with its report and exit code, or fails if it never exits. */
 function runChild(args: string[]): Promise<{ servedMs: number; timeoutMs: number; code: number | null }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', childFile, ...args], {
+  const child = spawn(process.execPath, [bundled(childFile), ...args], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   let report: { servedMs: number; timeoutMs: number } | undefined;

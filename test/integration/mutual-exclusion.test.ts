@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { startTogether } from '../../tools/start-barrier.js';
+import { bundled } from '../fixtures/bundle.js';
 import { clientKinds } from '../fixtures/clients.js';
 
 const worker = join(import.meta.dirname, '../workers/counter-worker.ts');
@@ -18,7 +19,7 @@ const INCREMENTS = 40;
  */
 async function runWorkers(args: string[]): Promise<void> {
   const children = Array.from({ length: PROCESSES }, () =>
-    spawn(process.execPath, ['--import', 'tsx', worker, ...args], { stdio: ['pipe', 'pipe', 'pipe'] }),
+    spawn(process.execPath, [bundled(worker), ...args], { stdio: ['pipe', 'pipe', 'pipe'] }),
   );
   const exits = children.map(
     (child) =>

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import * as sources from '../../src/index.js';
 import { lockKinds } from '../../tools/lock-kinds/registry.js';
 import { startRedis } from '../../tools/redis-server.js';
+import { bundled } from '../fixtures/bundle.js';
 import { clientKinds } from '../fixtures/clients.js';
 import { nameMaker } from '../fixtures/helpers.js';
 
@@ -22,7 +23,7 @@ const childFile = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/exi
  * it created the client), and its exit code.
  */
 function runChild(args: string[]): Promise<{ alive: string[]; code: number | null }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', childFile, ...args], {
+  const child = spawn(process.execPath, [bundled(childFile), ...args], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   let alive: string[] | undefined;

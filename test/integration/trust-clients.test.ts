@@ -18,6 +18,7 @@ import { Mutex } from '../../src/index.js';
 import { handOffInspect } from '../../src/protocol/hand-off.js';
 import { lockKeys } from '../../src/protocol/keys.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
+import { bundled } from '../fixtures/bundle.js';
 import { type ClientKind, clientKinds, failFastClientKinds, type TestClient } from '../fixtures/clients.js';
 import { resetStats, scriptCalls } from '../fixtures/commandstats.js';
 import { until } from '../fixtures/helpers.js';
@@ -323,7 +324,7 @@ interface Waiter {
 }
 
 function spawnWaiter(kind: ClientKind, url: string, name: string): Waiter {
-  const child = spawn(process.execPath, ['--import', 'tsx', childFile, kind.name, url, name], {
+  const child = spawn(process.execPath, [bundled(childFile), kind.name, url, name], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
