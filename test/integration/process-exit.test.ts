@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import * as sources from '../../src/index.js';
 import { lockKinds } from '../../tools/lock-kinds/registry.js';
 import { startRedis } from '../../tools/redis-server.js';
+import { bundled } from '../fixtures/bundle.js';
 import { clientKinds } from '../fixtures/clients.js';
 import { nameMaker } from '../fixtures/helpers.js';
 
@@ -22,10 +23,7 @@ const childFile = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/exi
  * it created the client), and its exit code.
  */
 function runChild(args: string[]): Promise<{ alive: string[]; code: number | null }> {
-  // Started with tsx, not from a bundle (test/fixtures/bundle.ts): from a bundle every child
-  // reported a PipeWrap (the IPC channel's, by every sign) that its first look had not seen, so the
-  // test would blame the client for it; under tsx the channel is already counted in that look.
-  const child = spawn(process.execPath, ['--import', 'tsx', childFile, ...args], {
+  const child = spawn(process.execPath, [bundled(childFile), ...args], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   let alive: string[] | undefined;
