@@ -116,18 +116,26 @@ function jumpableClock(): Clock & { jumpDays(days: number): void } {
  */
 export async function assertWaitsForever(env: Env, wait: (mutex: Mutex) => Promise<Lease>): Promise<Lease> {
   const name = env.name();
-  const holder = await holdElsewhere(env, name);
+  // The holder's lease is long, so that no stall of this process's event loop (a loaded machine)
+  // lets it lapse and hand the lock to a waiter the test expects to go on waiting. The waiters
+  // still wake every second: a waiter wakes by the shortest lease TTL queued since the lock was
+  // last free (it may be handed the lock and crash), and the control, queued first, asks for 1 s.
+  const holder = await holdElsewhere(env, name, 30_000);
   const clock = jumpableClock();
+  // Its own waiter in Redis, not in a batch of this process's callers (maxLocalHolds: 1).
+  const control = track(new Mutex(env.client, name, { clock, maxLocalHolds: 1, ttlMs: 1_000 }).acquire());
+  await waitUntil('the control is queued', async () => (await waiterDeadlines(env, name)).length === 1);
   const waiter = track(wait(new Mutex(env.client, name, { clock })));
-  // Its own waiter in Redis, not queued behind the first in this process (maxLocalHolds: 1).
-  const control = track(new Mutex(env.client, name, { clock, maxLocalHolds: 1 }).acquire());
   await waitUntil('both waiters are queued', async () => (await waiterDeadlines(env, name)).length === 2);
   clock.jumpDays(1);
   const controlOutcome = await control.result;
   assert.ok(
     'error' in controlOutcome && controlOutcome.error instanceof LockTimeoutError,
-    'a waiter with the default timeoutMs gives up once a day has passed',
+    `a waiter with the default timeoutMs gives up once a day has passed; got ${
+      'error' in controlOutcome ? String(controlOutcome.error) : 'a lease'
+    }`,
   );
+  await waitUntil('the control left the queue', async () => (await waiterDeadlines(env, name)).length === 1);
   for (let attempt = 0; attempt < 2; attempt += 1) {
     const [before] = await waiterDeadlines(env, name);
     await waitUntil('the waiter tries again', async () => {
