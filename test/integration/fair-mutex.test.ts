@@ -12,7 +12,7 @@ import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { type Child, spawnChild } from '../fixtures/child.js';
 import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
 import { commandCalls } from '../fixtures/commandstats.js';
-import { nameMaker, sleep, until } from '../fixtures/helpers.js';
+import { awaitedLater, nameMaker, sleep, until } from '../fixtures/helpers.js';
 
 const spawnFairChild = (kind: ClientKind, url: string, name: string, id: string, options: object) =>
   spawnChild('fair-mutex-child.ts', kind, url, name, id, options);
@@ -126,7 +126,9 @@ for (const kind of clientKinds) {
       for (let round = 0; round < 20; round += 1) {
         const holder = await mutex.acquire();
         const controller = new AbortController();
-        const waiter = mutex.acquire({ signal: controller.signal });
+        // Handled at once: the waiter may give up (after its give-back's 50 ms grace) before the
+        // release is answered, and a rejection with no handler by then fails the test as unhandled.
+        const waiter = awaitedLater(mutex.acquire({ signal: controller.signal }));
         await until(async () => (await mutex.inspect()).queueLength === 1, 'the waiter is queued');
         // Race the hand-off against the abort, with the abort landing at varying points.
         const releasing = holder.release();
