@@ -12,7 +12,7 @@ import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { type Child, spawnChild } from '../fixtures/child.js';
 import { type ClientKind, clientKinds, type TestClient } from '../fixtures/clients.js';
 import { commandCalls } from '../fixtures/commandstats.js';
-import { nameMaker, sleep, until } from '../fixtures/helpers.js';
+import { awaitedLater, nameMaker, sleep, until } from '../fixtures/helpers.js';
 
 const spawnFairChild = (kind: ClientKind, url: string, name: string, id: string, options: object) =>
   spawnChild('fair-mutex-child.ts', kind, url, name, id, options);
@@ -120,30 +120,53 @@ for (const kind of clientKinds) {
       await lease.release();
     });
 
+    /**
+     * One round of a hand-off raced against its waiter's abort, `abortAfterMs` after the release is
+     * sent; with `holdUpMs`, the server holds every write up that long first (CLIENT PAUSE WRITE: the
+     * release, and the waiter's give-back behind it), as a loaded machine can. Whichever way the race
+     * goes, nobody holds the lock afterwards and the queue is empty.
+     */
+    const raceHandOffAndAbort = async (
+      mutex: FairMutex,
+      round: string,
+      abortAfterMs: number,
+      holdUpMs = 0,
+    ) => {
+      const holder = await mutex.acquire();
+      const controller = new AbortController();
+      // Handled at once: the waiter may give up (after its give-back's 50 ms grace) before the release
+      // is answered, and a rejection with no handler by then fails the test as unhandled.
+      const waiter = awaitedLater(mutex.acquire({ signal: controller.signal }));
+      await until(async () => (await mutex.inspect()).queueLength === 1, 'the waiter is queued');
+      if (holdUpMs > 0) await server.pauseClients(holdUpMs, 'WRITE');
+      const releasing = holder.release();
+      setTimeout(() => controller.abort(new Error('late abort')), abortAfterMs);
+      await releasing;
+      const outcome = await waiter.then(
+        async (lease) => {
+          await lease.release();
+          return 'acquired';
+        },
+        () => 'aborted',
+      );
+      const state = await mutex.inspect();
+      assert.equal(state.locked, false, `${round} (${outcome}): the lock is still held`);
+      assert.equal(state.queueLength, 0, `${round} (${outcome}): the queue is not empty`);
+      return outcome;
+    };
+
     test('a waiter aborted while the lock is being handed to it hands it on', async () => {
-      const name = freshName();
-      const mutex = new FairMutex(redis.client, name);
-      for (let round = 0; round < 20; round += 1) {
-        const holder = await mutex.acquire();
-        const controller = new AbortController();
-        const waiter = mutex.acquire({ signal: controller.signal });
-        await until(async () => (await mutex.inspect()).queueLength === 1, 'the waiter is queued');
-        // Race the hand-off against the abort, with the abort landing at varying points.
-        const releasing = holder.release();
-        setTimeout(() => controller.abort(new Error('late abort')), round % 3);
-        await releasing;
-        const outcome = await waiter.then(
-          async (lease) => {
-            await lease.release();
-            return 'acquired';
-          },
-          () => 'aborted',
-        );
-        // Whichever way the race went, nobody holds the lock now and the queue is empty.
-        const state = await mutex.inspect();
-        assert.equal(state.locked, false, `round ${round} (${outcome}): the lock is still held`);
-        assert.equal(state.queueLength, 0, `round ${round} (${outcome}): the queue is not empty`);
-      }
+      const mutex = new FairMutex(redis.client, freshName());
+      // The abort lands at varying points of the hand-off.
+      for (let round = 0; round < 20; round += 1)
+        await raceHandOffAndAbort(mutex, `round ${round}`, round % 3);
+    });
+
+    test('a waiter aborted while the release handing it the lock is held up gives up and hands it on', async () => {
+      const mutex = new FairMutex(redis.client, freshName());
+      // The waiter gives up within its give-back's grace (50 ms), long before the release is answered:
+      // the ordering a loaded machine gave the test above once, deterministic here.
+      assert.equal(await raceHandOffAndAbort(mutex, 'held up', 0, 500), 'aborted');
     });
 
     test('a timed-out waiter leaves the queue and never receives the lock', async () => {

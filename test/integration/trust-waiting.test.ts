@@ -438,14 +438,24 @@ for (const kind of clientKinds) {
           const name = freshName(`poller-retries-${Lock.name}`);
           const holder = await new Lock(holderClient.client, name, { ttlMs: 10_000 }).acquire();
           const poller = new Lock(pollerClient.client, name, { ttlMs: 10_000 });
-          // A first call learns that subscribing fails; the next is queued without a channel.
-          await poller.acquire({ timeoutMs: 100 }).catch(() => undefined);
-          const waiting = poller.acquire({ retries: 2, timeoutMs: 8_000 });
+          const polls = () =>
+            recorded.events.filter((e) => e.type === 'polling' && e.lockName === name).length;
+          // A first call learns that subscribing fails; the next is queued without a channel. The
+          // first ends once it has learnt it, not after a fixed time: on a loaded machine its first
+          // reply came after a 100 ms timeout, it never subscribed, and the second call's polling
+          // event (the second of the name) was waited for until that call timed out.
+          const learning = new AbortController();
+          const first = poller.acquire({ signal: learning.signal }).catch(() => undefined);
           await until(
-            async () =>
-              recorded.events.filter((e) => e.type === 'polling' && e.lockName === name).length >= 2,
-            'the second call polls',
+            async () => recorded.events.some((e) => e.type === 'subscribe-failed' && e.lockName === name),
+            'the first call fails to subscribe',
           );
+          learning.abort();
+          await first;
+          const pollsBefore = polls();
+          // Handled at once: a rejection while the test waits below must fail it as this call's own.
+          const waiting = awaitedLater(poller.acquire({ retries: 2, timeoutMs: 8_000 }));
+          await until(async () => polls() > pollsBefore, 'the second call polls');
           await new Promise((r) => setTimeout(r, 500));
           await holder.release();
           const lease = await within(waiting, 5_000, `${Lock.name} poller`);
