@@ -105,6 +105,11 @@ for (const kind of clientKinds) {
           const lease = await viaProxy.acquire({ timeoutMs: 5_000 });
           proxy.delay = 0;
           assert.ok(lease.isHeld, 'the lease handed out is valid');
+          // Held long from here, so that a stall of this process past the 300 ms TTL (a loaded
+          // machine; its watchdog extends at a third of it) cannot free the lock by expiry, which
+          // the checks below could not tell from a wrongful give-back. A give-back of the lock
+          // before this extension fails it; one after it frees the key, which the checks see.
+          await lease.extend(30_000);
           // Whatever #1 does with its late reply has been sent by now (it came in with #2's).
           await new Promise((r) => setTimeout(r, 50));
           assert.equal((await lock.inspect()).ownerToken, lease.token, 'Redis still holds the lease token');
