@@ -316,6 +316,11 @@ const waitingKinds = [
   {
     name: 'Mutex',
     create: (client: TestClient, lockName: string) => new Mutex(client.client, lockName, { ttlMs: 30_000 }),
+    // One whose every release hands over (no barging window), where a test needs a hand-off: with
+    // the default 50 ms window a release came before the waiter was due and freed the lock quietly,
+    // and under load the waiter, due by then, took it before the releaser's wake: nothing published.
+    handingOver: (client: TestClient, lockName: string) =>
+      new Mutex(client.client, lockName, { ttlMs: 30_000, handOffAfterMs: 0 }),
   },
   {
     name: 'FairMutex',
@@ -340,9 +345,10 @@ for (const kind of clusterClientKinds) {
         // The holder's 30 s TTL is the only other bound on the wait (no retryDelayMs): a waiter
         // taken for gone (a hand-off counted as reaching nobody) would wait it out.
         await shared.command('CONFIG', 'RESETSTAT');
-        const held = lockKind.create(a, name());
+        const create = ('handingOver' in lockKind && lockKind.handingOver) || lockKind.create;
+        const held = create(a, name());
         const lease = await held.acquire();
-        const waiting = awaitedLater(lockKind.create(b, held.name).acquire({ timeoutMs: 25_000 }));
+        const waiting = awaitedLater(create(b, held.name).acquire({ timeoutMs: 25_000 }));
         await until(() => listensOnShard(held.keys.lock), 'the waiter listens on the shard');
         assert.equal(
           await a.command('PUBSUB', 'CHANNELS', `${held.keys.lock}*`).then((r) => (r as unknown[]).length),
