@@ -112,7 +112,9 @@ describe('locksmith (the command)', () => {
   test('a command outliving several TTLs keeps the lock; the environment carries name, fencing token and validity', async () => {
     const dir = workDir();
     const lock = name();
-    const ttlMs = 600;
+    // 1.2 s: at 600 ms the run's watchdog (it extends at a third of the TTL) fell behind at a load
+    // average of 20, and the lock expired under the command.
+    const ttlMs = 1_200;
     const run = cli(['run', lock, '--ttl', String(ttlMs), '--', 'sh', '-c', HOLD], env(dir));
     await fileAppears(join(dir, 'ready'), run);
     const vars = envOf(dir);
@@ -423,7 +425,9 @@ describe('locksmith (the command)', () => {
     const dir = workDir();
     const lock = name();
     const nodeRedis = { ...env(dir), LOCKSMITH_CLIENT: 'redis' };
-    const holder = cli(['run', lock, '--ttl', '600', '--', 'sh', '-c', HOLD], nodeRedis);
+    // Not 600 ms: at a load average of 20 the run's first attempts went unanswered for longer than
+    // that TTL, and it gave up as unreachable.
+    const holder = cli(['run', lock, '--ttl', '2000', '--', 'sh', '-c', HOLD], nodeRedis);
     await fileAppears(join(dir, 'ready'), holder);
     assert.equal(await cli(['run', lock, '--no-wait', '--', 'true'], nodeRedis).exited, EXIT.busy);
     const status = cli(['status', lock, '--json'], nodeRedis);
