@@ -36,7 +36,7 @@ const PREFIX = 'locksmith';
 const SERVERS = 5;
 const OTHER_OWNER = 'someone-else';
 /** Masks checked at once; each waits out its down nodes' 600 ms timeouts. */
-const MASKS_AT_ONCE = 16;
+const MASKS_AT_ONCE = 8;
 
 /** Every way `nodes` nodes can each be free, held by someone else, or down (3^nodes). */
 function masks(nodes: number, states: readonly NodeState[]): NodeState[][] {
