@@ -1,11 +1,131 @@
 import type { Clock } from './clock.js';
-import { timerDelayMs } from './timing.js';
+import { checkerFor, type Expiring } from './deadline-checker.js';
 
 /** How a promise ended as seen by someone who would wait for it only until a deadline. */
 export type Settled<T> =
   | { readonly kind: 'value'; readonly value: T }
   | { readonly kind: 'error'; readonly error: unknown }
   | { readonly kind: 'abandoned' };
+
+/** Listener options of every wait's abort listener, shared rather than made per call. */
+const ONCE = Object.freeze({ once: true });
+
+/** The resolving functions of the promise being made: a shared executor, not a closure per wait. */
+let madeResolve: ((value: never) => void) | undefined;
+let madeReject: ((error: unknown) => void) | undefined;
+function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  madeResolve = resolve;
+  madeReject = reject;
+}
+
+/**
+ * One wait for a call's promise until a deadline (on `clock`) or a signal, whichever comes first;
+ * what each ending resolves `promise` with is the subclass's. The deadline is kept by the clock's
+ * shared `DeadlineChecker` (no timer of its own) and the signal is listened to with the wait itself
+ * as the listener (`handleEvent`): a wait allocates itself, its promise and the two callbacks it
+ * hands the call's promise, nothing else.
+ */
+export abstract class DeadlineWait<T, R> implements Expiring {
+  /** @internal The checker's slot (see `Expiring`). */
+  slot = -1;
+  readonly promise: Promise<R>;
+  protected readonly resolve: (result: R) => void;
+  protected readonly reject: (error: unknown) => void;
+  /** Still waiting: nothing ended the wait yet. */
+  private waiting = true;
+
+  constructor(
+    call: Promise<T>,
+    readonly deadline: number,
+    private readonly signal: AbortSignal | undefined,
+    private readonly clock: Clock,
+  ) {
+    this.promise = new Promise<R>(capture);
+    this.resolve = madeResolve as (result: R) => void;
+    this.reject = madeReject as (error: unknown) => void;
+    if (signal?.aborted) {
+      this.waiting = false;
+      this.reject(signal.reason);
+    } else {
+      if (Number.isFinite(deadline)) checkerFor(clock).watch(this);
+      signal?.addEventListener('abort', this, ONCE);
+    }
+    call.then(
+      (value) => this.settled(value),
+      (error: unknown) => this.failed(error),
+    );
+  }
+
+  /** The call fulfilled: in time, or after the wait ended. */
+  protected abstract onValue(value: T): void;
+  protected abstract onError(error: unknown): void;
+  /** The deadline passed first. */
+  protected abstract onAbandoned(): void;
+  /** The call settled after the wait ended (`late` says how). */
+  protected abstract onLate(late: Settled<T>): void;
+
+  /** @internal The signal aborted: the wait rejects with its reason. */
+  handleEvent(): void {
+    if (!this.end()) return;
+    this.reject(this.signal?.reason);
+  }
+
+  /** @internal The checker found the deadline passed. */
+  expire(): void {
+    if (!this.end()) return;
+    this.onAbandoned();
+  }
+
+  private settled(value: T): void {
+    if (this.end()) this.onValue(value);
+    else this.onLate({ kind: 'value', value });
+  }
+
+  private failed(error: unknown): void {
+    if (this.end()) this.onError(error);
+    else this.onLate({ kind: 'error', error });
+  }
+
+  /** Ends the wait: true the first time (the checker and the signal let go of it), false after. */
+  private end(): boolean {
+    if (!this.waiting) return false;
+    this.waiting = false;
+    if (this.slot >= 0) checkerFor(this.clock).unwatch(this);
+    this.signal?.removeEventListener('abort', this);
+    return true;
+  }
+}
+
+/** A wait that reports how the call ended (`Settled`), for callers that decide for themselves. */
+class SettleBefore<T> extends DeadlineWait<T, Settled<T>> {
+  constructor(
+    call: Promise<T>,
+    deadline: number,
+    signal: AbortSignal | undefined,
+    clock: Clock,
+    private readonly late: (late: Settled<T>) => void,
+  ) {
+    super(call, deadline, signal, clock);
+  }
+
+  protected onValue(value: T): void {
+    this.resolve({ kind: 'value', value });
+  }
+
+  protected onError(error: unknown): void {
+    this.resolve({ kind: 'error', error });
+  }
+
+  protected onAbandoned(): void {
+    this.resolve(ABANDONED);
+  }
+
+  protected onLate(late: Settled<T>): void {
+    this.late(late);
+  }
+}
+
+const ABANDONED: Settled<never> = Object.freeze({ kind: 'abandoned' });
 
 /**
  * Settles with the promise's outcome, or `abandoned` when the deadline passes first; rejects with
@@ -19,43 +139,7 @@ export function settleBefore<T>(
   clock: Clock,
   onLate: (late: Settled<T>) => void,
 ): Promise<Settled<T>> {
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const finish = () => {
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const onAbort = () => {
-      finish();
-      reject(signal?.reason);
-    };
-    const remaining = deadline - clock.now();
-    const timer = Number.isFinite(remaining)
-      ? setTimeout(() => {
-          finish();
-          resolve({ kind: 'abandoned' });
-        }, timerDelayMs(remaining))
-      : undefined;
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        if (settled) onLate({ kind: 'value', value });
-        else {
-          finish();
-          resolve({ kind: 'value', value });
-        }
-      },
-      (error: unknown) => {
-        if (settled) onLate({ kind: 'error', error });
-        else {
-          finish();
-          resolve({ kind: 'error', error });
-        }
-      },
-    );
-  });
+  return new SettleBefore(promise, deadline, signal, clock, onLate).promise;
 }
 
 /**
