@@ -1,77 +1,88 @@
 /**
- * The client cost of one uncontended Mutex cycle (acquire + release on one key, one ioredis client),
- * for comparing two builds of Locksmith on a busy machine: run each build in turn, several times
- * over, and compare the ratios rather than the absolute figures.
+ * The client cost of one uncontended cycle (acquire + release of a Mutex on one key, one ioredis
+ * client), for comparing builds of Locksmith on a busy machine:
  *
- *   node bench/cycle-cost.ts is not how it runs; with tsx:
- *   node --import tsx bench/cycle-cost.ts --lib=/path/to/index.js [--cycles=20000] [--kind=Mutex]
+ *   node --import tsx bench/cycle-cost.ts --lib=before/index.js,after/index.js \
+ *     [--blocks=10] [--cycles=2000] [--kind=Mutex] [--top=N]
  *
- * `--lib` is a bundle of src/index.ts (`npm run build` makes dist/index.js; an esbuild bundle of
- * another checkout works the same). It prints one line: client CPU µs per cycle (process.cpuUsage
- * over the timed pass) and bytes allocated per cycle (a sampling heap profile of a second pass,
- * collected objects included, as bench/cost-sheet.ts measures them).
+ * Each `--lib` is a bundle of src/index.ts (`npm run build` makes dist/index.js; an esbuild bundle
+ * of another checkout works the same), all loaded in this one process, each with its own client and
+ * key. They run in alternating blocks of `--cycles` cycles, `--blocks` times over, so that the load
+ * of the machine falls on all of them alike; the CPU of each block is measured with
+ * process.cpuUsage. Printed per build: client CPU µs per cycle over all its blocks, the median of
+ * its per-block ratio to the first build, and bytes allocated per cycle (a sampling heap profile of
+ * a separate pass, collected objects included, as bench/cost-sheet.ts measures them); `--top=N`
+ * lists the N sites that allocate most per cycle.
  */
-import { Session } from 'node:inspector/promises';
+import { basename, dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { startRedis } from '../tools/redis-server.js';
+import { sampleAllocations } from './heap-sampling.js';
 
 const option = (name: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? undefined;
-const lib = option('lib') ?? new URL('../dist/index.js', import.meta.url).pathname;
-const cycles = Number(option('cycles') ?? 20_000);
+const libs = (option('lib') ?? new URL('../dist/index.js', import.meta.url).pathname).split(',');
+const blocks = Number(option('blocks') ?? 10);
+const cycles = Number(option('cycles') ?? 2_000);
 const kind = option('kind') ?? 'Mutex';
 const top = Number(option('top') ?? 0);
 
-const locksmith = await import(pathToFileURL(lib).href);
+interface Build {
+  readonly label: string;
+  readonly cycle: () => Promise<void>;
+  readonly client: Redis;
+  /** Client CPU µs of each block. */
+  readonly blockUs: number[];
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
+
 const server = await startRedis();
-const client = new Redis(server.url);
+const builds: Build[] = [];
 try {
-  const lock = new locksmith[kind](client, 'cycle-cost', { ttlMs: 10_000 });
-  const cycle = async () => {
-    const lease = await lock.acquire();
-    await lease.release();
-  };
-  for (let i = 0; i < 2_000; i += 1) await cycle(); // warm-up: JIT, the script cache
-  const cpuAtStart = process.cpuUsage();
-  const startedAt = performance.now();
-  for (let i = 0; i < cycles; i += 1) await cycle();
-  const elapsedMs = performance.now() - startedAt;
-  const cpu = process.cpuUsage(cpuAtStart);
-
-  const session = new Session();
-  session.connect();
-  await session.post('HeapProfiler.startSampling', {
-    samplingInterval: 256,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
-  });
-  const sampled = 2_000;
-  for (let i = 0; i < sampled; i += 1) await cycle();
-  const { profile } = await session.post('HeapProfiler.getSamplingProfile');
-  await session.post('HeapProfiler.stopSampling');
-  session.disconnect();
-  let bytes = 0;
-  const bySite = new Map<string, number>();
-  const walk = (node: typeof profile.head) => {
-    bytes += node.selfSize;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const site = `${functionName || '(anonymous)'} ${url.split('/').slice(-2).join('/')}:${lineNumber + 1}`;
-    bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
-    for (const child of node.children) walk(child);
-  };
-  walk(profile.head);
-  // --top=N: the N sites that allocated most, per cycle.
-  for (const [site, size] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    console.log(`${(size / sampled).toFixed(0).padStart(7)} B  ${site}`);
+  for (const [i, lib] of libs.entries()) {
+    const locksmith = await import(pathToFileURL(lib).href);
+    const client = new Redis(server.url);
+    const lock = new locksmith[kind](client, `cycle-cost-${i}`, { ttlMs: 10_000 });
+    const cycle = async () => {
+      const lease = await lock.acquire();
+      await lease.release();
+    };
+    builds.push({ label: `${basename(dirname(lib))}/${basename(lib)}`, cycle, client, blockUs: [] });
   }
-
-  const us = (cpu.user + cpu.system) / cycles;
-  console.log(
-    `${kind} ${lib}: ${us.toFixed(1)} µs client CPU/cycle, ${(bytes / sampled).toFixed(0)} B/cycle, ` +
-      `${((cycles / elapsedMs) * 1000).toFixed(0)} cycles/s`,
-  );
+  for (const build of builds) for (let i = 0; i < 2_000; i += 1) await build.cycle(); // warm-up
+  for (let block = 0; block < blocks; block += 1) {
+    for (const build of builds) {
+      const cpuAtStart = process.cpuUsage();
+      for (let i = 0; i < cycles; i += 1) await build.cycle();
+      const cpu = process.cpuUsage(cpuAtStart);
+      build.blockUs.push(cpu.user + cpu.system);
+    }
+  }
+  const first = builds[0] as Build;
+  for (const build of builds) {
+    const sampled = 2_000;
+    const { bytes, bySite } = await sampleAllocations(async () => {
+      for (let i = 0; i < sampled; i += 1) await build.cycle();
+    });
+    const us = build.blockUs.reduce((a, b) => a + b, 0) / (blocks * cycles);
+    const ratio = median(build.blockUs.map((b, i) => b / (first.blockUs[i] as number)));
+    console.log(
+      `${kind} ${build.label}: ${us.toFixed(1)} µs client CPU/cycle (median block ratio to the first: ` +
+        `${ratio.toFixed(3)}), ${(bytes / sampled).toFixed(0)} B/cycle`,
+    );
+    for (const [site, size] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+      console.log(`${(size / sampled).toFixed(0).padStart(7)} B  ${site}`);
+    }
+  }
 } finally {
-  client.disconnect();
+  for (const build of builds) build.client.disconnect();
   await server.stop();
 }
