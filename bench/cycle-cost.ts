@@ -5,6 +5,8 @@
  *   node --import tsx bench/cycle-cost.ts --lib=before/index.js,after/index.js \
  *     [--blocks=10] [--cycles=2000] [--kind=Mutex] [--top=N]
  *
+ * A Redlock kind (`--kind=RedlockMutex`) runs over three servers, one client on each.
+ *
  * Each `--lib` is a bundle of src/index.ts (`npm run build` makes dist/index.js; an esbuild bundle
  * of another checkout works the same), all loaded in this one process, each with its own client and
  * key. They run in alternating blocks of `--cycles` cycles, `--blocks` times over, so that the load
@@ -31,7 +33,7 @@ const top = Number(option('top') ?? 0);
 interface Build {
   readonly label: string;
   readonly cycle: () => Promise<void>;
-  readonly client: Redis;
+  readonly clients: Redis[];
   /** Client CPU µs of each block. */
   readonly blockUs: number[];
 }
@@ -44,18 +46,21 @@ const median = (values: number[]) => {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 };
 
-const server = await startRedis();
+const servers = await Promise.all(
+  Array.from({ length: kind.startsWith('Redlock') ? 3 : 1 }, () => startRedis()),
+);
 const builds: Build[] = [];
 try {
   for (const [i, lib] of libs.entries()) {
     const locksmith = await import(pathToFileURL(lib).href);
-    const client = new Redis(server.url);
-    const lock = new locksmith[kind](client, `cycle-cost-${i}`, { ttlMs: 10_000 });
+    const clients = servers.map((server) => new Redis(server.url));
+    const target = kind.startsWith('Redlock') ? clients : clients[0];
+    const lock = new locksmith[kind](target, `cycle-cost-${i}`, { ttlMs: 10_000 });
     const cycle = async () => {
       const lease = await lock.acquire();
       await lease.release();
     };
-    builds.push({ label: `${basename(dirname(lib))}/${basename(lib)}`, cycle, client, blockUs: [] });
+    builds.push({ label: `${basename(dirname(lib))}/${basename(lib)}`, cycle, clients, blockUs: [] });
   }
   for (const build of builds) for (let i = 0; i < 2_000; i += 1) await build.cycle(); // warm-up
   for (let block = 0; block < blocks; block += 1) {
@@ -83,6 +88,6 @@ try {
     }
   }
 } finally {
-  for (const build of builds) build.client.disconnect();
-  await server.stop();
+  for (const build of builds) for (const client of build.clients) client.disconnect();
+  for (const server of servers) await server.stop();
 }
