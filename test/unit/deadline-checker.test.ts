@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { describe, mock, test } from 'node:test';
 import { boundedCall, type CallBound } from '../../src/bounded-call.js';
 import { settleBefore } from '../../src/deadline.js';
-import { DeadlineChecker, type Expiring, type Timer, type Timers } from '../../src/deadline-checker.js';
+import {
+  checkerFor,
+  DeadlineChecker,
+  type Expiring,
+  type Timer,
+  type Timers,
+} from '../../src/deadline-checker.js';
 import { RedisUnavailableError } from '../../src/errors.js';
 
 /** Timers the test fires by hand: at most one is armed at a time by a checker. */
@@ -200,7 +206,10 @@ describe('boundedCall over the shared checker (mocked setTimeout, injected clock
   test('answered in time: its reply, its slot freed, and no timer keeps the process alive', async () => {
     const clock = { now: () => performance.now() };
     const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    assert.equal(await boundedCall(bound(clock), 'inspect()', Promise.resolve(42)), 42);
+    const answering = boundedCall(bound(clock), 'inspect()', Promise.resolve(42));
+    assert.equal(checkerFor(clock).outstanding, 1, 'watched while it waits');
+    assert.equal(await answering, 42);
+    assert.equal(checkerFor(clock).outstanding, 0, 'its slot is freed once it settled');
     const refed = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     assert.equal(refed, before, 'the checker`s timer is unref`d once nothing is outstanding');
   });
