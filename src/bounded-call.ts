@@ -29,7 +29,8 @@ const NO_OPTIONS: BoundedCallOptions<unknown> = Object.freeze({});
  * `extraMs`). Resolves with the reply; rejects with a `LockError` as is (it says what to fix), the
  * signal's reason, or `RedisUnavailableError` for anything else (the client's own error as `cause`)
  * and for no reply in time (the client's account of its connection as `cause`), so that every
- * public call fails the same way, within the same bound, on every client.
+ * public call fails the same way, within the same bound, on every client. The bound is in real
+ * time, whatever `bound.clock` does meanwhile.
  */
 export function boundedCall<T>(
   bound: CallBound,
@@ -42,7 +43,7 @@ export function boundedCall<T>(
 
 /**
  * One bounded call: it settles its own promise with the reply or the typed error (no `Settled`
- * record, no async frame in between), its deadline kept by the clock's shared checker.
+ * record, no async frame in between), its bound kept by the shared deadline checker.
  */
 class BoundedCall<T> extends DeadlineWait<T, T> {
   private readonly waitedMs: number;
@@ -53,8 +54,9 @@ class BoundedCall<T> extends DeadlineWait<T, T> {
     call: Promise<T>,
     private readonly options: BoundedCallOptions<T>,
   ) {
+    // `replyTimeoutMs` from now: the deadline `clock.now() + waitedMs` less `clock.now()`.
     const waitedMs = bound.replyTimeoutMs + (options.extraMs ?? 0);
-    super(call, bound.clock.now() + waitedMs, options.signal, bound.clock);
+    super(call, waitedMs, options.signal);
     this.waitedMs = waitedMs;
   }
 

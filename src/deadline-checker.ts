@@ -1,17 +1,24 @@
-import type { Clock } from './clock.js';
 import { timerDelayMs } from './timing.js';
 
-/** A wait the checker ends when its deadline (on the checker's clock) has passed. */
+/** A wait that ends once its deadline, in real time, has passed. */
 export interface Expiring {
-  /** On the checker's clock. */
-  readonly deadline: number;
+  /** The checker's bookkeeping: when it ends, on `performance.now()`. Not for the wait's use. */
+  due: number;
   /** The checker's bookkeeping: where it keeps this wait (-1 while not watched). Not for the wait's use. */
   slot: number;
-  /** Its deadline passed: the checker already stopped watching it. */
+  /** The wait's own timer while timers are mocked (see `watchFor`). Not for the wait's use. */
+  own: OwnTimer | undefined;
+  /** Its deadline passed: it is no longer watched. */
   expire(): void;
 }
 
-/** The timer functions the checker arms (the global ones, looked up at each use so test mocks apply). */
+/** A timer and the function that clears it: the one of the timers that armed it. */
+export interface OwnTimer {
+  readonly timer: unknown;
+  readonly clear: (timer: never) => void;
+}
+
+/** The timer functions a checker arms. */
 export interface Timers {
   set(callback: () => void, ms: number): Timer;
   clear(timer: Timer): void;
@@ -22,41 +29,45 @@ export interface Timer {
   unref(): unknown;
 }
 
-const globalTimers: Timers = {
-  set: (callback, ms) => setTimeout(callback, ms),
-  clear: (timer) => clearTimeout(timer as NodeJS.Timeout),
+/** The process's own timers, taken when this module loads, before any test can mock them. */
+const realSetTimeout = globalThis.setTimeout;
+const realClearTimeout = globalThis.clearTimeout;
+
+const realTimers: Timers = {
+  set: (callback, ms) => realSetTimeout(callback, ms),
+  clear: (timer) => realClearTimeout(timer as NodeJS.Timeout),
 };
 
 /**
- * Ends the waits of every round trip on one clock at their deadlines with ONE timer, instead of a
- * `setTimeout` per call (a Timeout object, its insertion into Node's timer lists, and a
- * `clearTimeout` when the reply comes first, which it nearly always does).
+ * Ends waits at their deadlines with ONE timer, instead of a `setTimeout` per call (a Timeout
+ * object, its insertion into Node's timer lists, and a `clearTimeout` when the reply comes first,
+ * which it nearly always does). Deadlines are in real time (`performance.now()`), whatever clock
+ * the lock was given: a call is bounded by real milliseconds, as a timer per call bounded it.
  *
  * The timer is armed for the earliest deadline it knows of when armed, and is moved only by a wait
  * due earlier than that: a stream of calls with the same bound (the uncontended cycle) re-arms it
  * once per bound, not per call. When it fires it ends every wait whose deadline has passed and
- * re-arms for the earliest one left, so no wait ends before its deadline or later than its deadline
- * plus Node's own timer lateness: the bounds are the ones `setTimeout` gave (docs/api.md,
- * `replyTimeoutMs`). With nothing outstanding the timer is unref'd, so it never keeps a process
- * alive, and it is not re-armed once it fires with nothing to watch.
+ * re-arms for the earliest one left. No wait ends before its deadline; one may end up to about 1 ms
+ * later than a timer of its own would have ended it (the timer fired a fraction of a millisecond
+ * before the deadline by `performance.now()`, and was re-armed for the 1 ms left), plus Node's own
+ * timer lateness. With nothing outstanding the timer is unref'd, so it never keeps a process alive,
+ * and it is not re-armed once it fires with nothing to watch.
  *
  * Waits are kept in an array by slot (swap-remove): watching and unwatching allocate nothing.
  */
 export class DeadlineChecker {
   private readonly waits: Expiring[] = [];
   private timer: Timer | undefined;
-  /** The clock instant the timer fires at (Infinity: not armed). */
+  /** The instant the timer fires at (Infinity: not armed). */
   private armedFor = Number.POSITIVE_INFINITY;
   /** Whether the timer keeps the process alive (only while a wait is outstanding). */
   private refed = false;
-  /** The timers the current one came from: a test that mocks or restores them re-arms it. */
-  private armedWith: unknown;
 
   constructor(
-    private readonly clock: Clock,
-    private readonly timers: Timers = globalTimers,
-    /** Tells the global timers apart when a test replaces them (`mock.timers`). */
-    private readonly timersNow: () => unknown = () => setTimeout,
+    /** Real time: `performance.now()` (tests inject their own). */
+    private readonly time: { now(): number } = performance,
+    /** The timers it arms and clears: always the same pair, so a timer is cleared by its own kind. */
+    private readonly timers: Timers = realTimers,
   ) {}
 
   /** How many waits are outstanding (tests). */
@@ -74,12 +85,14 @@ export class DeadlineChecker {
     return this.timer !== undefined;
   }
 
+  /** Watches `wait` until its `due` instant (on this checker's time). */
   watch(wait: Expiring): void {
     wait.slot = this.waits.length;
     this.waits.push(wait);
-    // A timer due later than this wait, already overdue (its callback still queued behind I/O, or
-    // lost to a mock that was reset) or made by other timers is re-armed; else it only needs a ref.
-    if (wait.deadline < this.armedFor || this.armedWith !== this.timersNow()) this.arm(wait.deadline);
+    // Only a wait due before the armed timer moves it. One due no earlier needs only a ref: when
+    // the timer fires (even one already past due, its callback still queued behind I/O) `check`
+    // re-arms it for the earliest wait left.
+    if (wait.due < this.armedFor) this.arm(wait.due);
     else if (!this.refed) {
       this.refed = true;
       this.timer?.ref();
@@ -102,12 +115,11 @@ export class DeadlineChecker {
     }
   }
 
-  private arm(deadline: number): void {
+  private arm(due: number): void {
     if (this.timer) this.timers.clear(this.timer);
-    this.armedFor = deadline;
-    this.armedWith = this.timersNow();
+    this.armedFor = due;
     this.refed = true;
-    this.timer = this.timers.set(this.check, timerDelayMs(deadline - this.clock.now()));
+    this.timer = this.timers.set(this.check, timerDelayMs(due - this.time.now()));
   }
 
   /** The timer fired: ends the waits past their deadline, re-arms for the earliest one left. */
@@ -115,34 +127,50 @@ export class DeadlineChecker {
     this.timer = undefined;
     this.armedFor = Number.POSITIVE_INFINITY;
     this.refed = false;
-    const now = this.clock.now();
+    const now = this.time.now();
     // Collected first: an expiry settles a promise, and unwatching reorders the array.
-    const expired = this.waits.filter((wait) => wait.deadline <= now);
+    const expired = this.waits.filter((wait) => wait.due <= now);
     for (const wait of expired) {
       this.unwatch(wait);
       wait.expire();
     }
     // Those left (an expiry may have watched new ones, and armed the timer for them).
     let next = Number.POSITIVE_INFINITY;
-    for (const wait of this.waits) if (wait.deadline < next) next = wait.deadline;
+    for (const wait of this.waits) if (wait.due < next) next = wait.due;
     if (next < this.armedFor) this.arm(next);
   };
 }
 
-/** The checker of each clock in use (usually one: `monotonicClock`; tests inject their own). */
-const checkers = new WeakMap<Clock, DeadlineChecker>();
-let lastClock: Clock | undefined;
-let lastChecker: DeadlineChecker | undefined;
+/** The one checker of the process, in real time, on the real timers. */
+export const deadlines = new DeadlineChecker();
 
-/** The checker that ends waits measured on `clock`. */
-export function checkerFor(clock: Clock): DeadlineChecker {
-  if (clock === lastClock) return lastChecker as DeadlineChecker;
-  let checker = checkers.get(clock);
-  if (!checker) {
-    checker = new DeadlineChecker(clock);
-    checkers.set(clock, checker);
+/**
+ * Watches `wait` for `delayMs` real milliseconds from now (rounded up, at most Node's longest
+ * timer, as `setTimeout` takes it), then expires it. While a test has mocked the timers
+ * (`setTimeout` is not the one this module loaded with), the wait gets a timer of its own from the
+ * current `setTimeout` instead, which expires it when it fires: a mocked clock's `tick` ends it, as
+ * it ended a call before the shared checker.
+ */
+export function watchFor(wait: Expiring, delayMs: number): void {
+  const ms = timerDelayMs(delayMs);
+  if (globalThis.setTimeout === realSetTimeout) {
+    wait.due = performance.now() + ms;
+    deadlines.watch(wait);
+    return;
   }
-  lastClock = clock;
-  lastChecker = checker;
-  return checker;
+  const clear = globalThis.clearTimeout as (timer: never) => void;
+  const timer = globalThis.setTimeout(() => {
+    wait.own = undefined;
+    wait.expire();
+  }, ms);
+  wait.own = { timer, clear };
+}
+
+/** Stops watching `wait`, however it was watched; a no-op for one not watched. */
+export function unwatch(wait: Expiring): void {
+  const own = wait.own;
+  if (own) {
+    wait.own = undefined;
+    own.clear(own.timer as never);
+  } else if (wait.slot >= 0) deadlines.unwatch(wait);
 }

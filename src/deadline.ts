@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import { checkerFor, type Expiring } from './deadline-checker.js';
+import { type Expiring, type OwnTimer, unwatch, watchFor } from './deadline-checker.js';
 
 /** How a promise ended as seen by someone who would wait for it only until a deadline. */
 export type Settled<T> =
@@ -19,15 +19,20 @@ function capture(resolve: (value: never) => void, reject: (error: unknown) => vo
 }
 
 /**
- * One wait for a call's promise until a deadline (on `clock`) or a signal, whichever comes first;
- * what each ending resolves `promise` with is the subclass's. The deadline is kept by the clock's
- * shared `DeadlineChecker` (no timer of its own) and the signal is listened to with the wait itself
- * as the listener (`handleEvent`): a wait allocates itself, its promise and the two callbacks it
- * hands the call's promise, nothing else.
+ * One wait for a call's promise for `waitMs` real milliseconds (Infinity: no bound) or until a
+ * signal aborts, whichever comes first; what each ending resolves `promise` with is the
+ * subclass's. The bound is kept by the shared `DeadlineChecker` (no timer of its own, unless a
+ * test mocked the timers: see `watchFor`) and the signal is listened to with the wait itself as the
+ * listener (`handleEvent`): a wait allocates itself, its promise and the two callbacks it hands the
+ * call's promise, nothing else.
  */
 export abstract class DeadlineWait<T, R> implements Expiring {
-  /** @internal The checker's slot (see `Expiring`). */
+  /** @internal The checker's bookkeeping (see `Expiring`). */
+  due = 0;
+  /** @internal */
   slot = -1;
+  /** @internal */
+  own: OwnTimer | undefined = undefined;
   readonly promise: Promise<R>;
   protected readonly resolve: (result: R) => void;
   protected readonly reject: (error: unknown) => void;
@@ -36,9 +41,8 @@ export abstract class DeadlineWait<T, R> implements Expiring {
 
   constructor(
     call: Promise<T>,
-    readonly deadline: number,
+    waitMs: number,
     private readonly signal: AbortSignal | undefined,
-    private readonly clock: Clock,
   ) {
     this.promise = new Promise<R>(capture);
     this.resolve = madeResolve as (result: R) => void;
@@ -47,7 +51,7 @@ export abstract class DeadlineWait<T, R> implements Expiring {
       this.waiting = false;
       this.reject(signal.reason);
     } else {
-      if (Number.isFinite(deadline)) checkerFor(clock).watch(this);
+      if (Number.isFinite(waitMs)) watchFor(this, waitMs);
       signal?.addEventListener('abort', this, ONCE);
     }
     call.then(
@@ -90,7 +94,7 @@ export abstract class DeadlineWait<T, R> implements Expiring {
   private end(): boolean {
     if (!this.waiting) return false;
     this.waiting = false;
-    if (this.slot >= 0) checkerFor(this.clock).unwatch(this);
+    unwatch(this);
     this.signal?.removeEventListener('abort', this);
     return true;
   }
@@ -100,12 +104,11 @@ export abstract class DeadlineWait<T, R> implements Expiring {
 class SettleBefore<T> extends DeadlineWait<T, Settled<T>> {
   constructor(
     call: Promise<T>,
-    deadline: number,
+    waitMs: number,
     signal: AbortSignal | undefined,
-    clock: Clock,
     private readonly late: (late: Settled<T>) => void,
   ) {
-    super(call, deadline, signal, clock);
+    super(call, waitMs, signal);
   }
 
   protected onValue(value: T): void {
@@ -130,7 +133,9 @@ const ABANDONED: Settled<never> = Object.freeze({ kind: 'abandoned' });
 /**
  * Settles with the promise's outcome, or `abandoned` when the deadline passes first; rejects with
  * the signal's reason when it aborts first. When the promise settles after we stopped waiting,
- * `onLate` is told how.
+ * `onLate` is told how. `deadline` is on `clock`, but the wait is bounded in real time: it ends
+ * once `deadline - clock.now()` real milliseconds have passed, whatever `clock` does meanwhile (a
+ * frozen or slowed test clock never makes it hang).
  */
 export function settleBefore<T>(
   promise: Promise<T>,
@@ -139,7 +144,7 @@ export function settleBefore<T>(
   clock: Clock,
   onLate: (late: Settled<T>) => void,
 ): Promise<Settled<T>> {
-  return new SettleBefore(promise, deadline, signal, clock, onLate).promise;
+  return new SettleBefore(promise, deadline - clock.now(), signal, onLate).promise;
 }
 
 /**

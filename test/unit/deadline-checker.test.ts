@@ -1,16 +1,18 @@
 /**
  * The shared deadline checker (src/deadline-checker.ts) and the bounded call built on it, with an
- * injected clock and injected timers: a call past its bound rejects with the typed error and its
+ * injected time and injected timers: a call past its bound rejects with the typed error and its
  * cause, a settled call leaves its slot, one timer serves every outstanding call, and the timer
- * never keeps a process alive once nothing is outstanding.
+ * never keeps a process alive once nothing is outstanding. The bound is in real time whatever the
+ * lock's clock does, and a test that mocks the timers (`mock.timers`) ends a call with `tick`.
  */
 import assert from 'node:assert/strict';
 import { describe, mock, test } from 'node:test';
 import { boundedCall, type CallBound } from '../../src/bounded-call.js';
+import { monotonicClock } from '../../src/clock.js';
 import { settleBefore } from '../../src/deadline.js';
 import {
-  checkerFor,
   DeadlineChecker,
+  deadlines,
   type Expiring,
   type Timer,
   type Timers,
@@ -56,11 +58,11 @@ class FakeTimers implements Timers {
 function setup() {
   const clock = { t: 1_000, now: () => clock.t };
   const timers = new FakeTimers();
-  const sameTimers = {};
-  const checker = new DeadlineChecker(clock, timers, () => sameTimers);
-  const wait = (deadline: number): Expiring & { expired: number } => ({
-    deadline,
+  const checker = new DeadlineChecker(clock, timers);
+  const wait = (due: number): Expiring & { expired: number } => ({
+    due,
     slot: -1,
+    own: undefined,
     expired: 0,
     expire() {
       this.expired += 1;
@@ -144,18 +146,6 @@ describe('DeadlineChecker', () => {
     assert.equal(checker.armed, false, 'fired with nothing outstanding: stopped');
     assert.equal(timers.live, undefined);
   });
-
-  test('timers replaced (a test mocking them) re-arm at the next watch', () => {
-    const clock = { t: 0, now: () => clock.t };
-    const timers = new FakeTimers();
-    let current: object = {};
-    const checker = new DeadlineChecker(clock, timers, () => current);
-    checker.watch({ deadline: 100, slot: -1, expire() {} });
-    current = {};
-    checker.watch({ deadline: 200, slot: -1, expire() {} });
-    assert.equal(timers.armed.length, 2);
-    assert.equal(timers.live?.ms, 200);
-  });
 });
 
 describe('boundedCall over the shared checker (mocked setTimeout, injected clock)', () => {
@@ -207,9 +197,9 @@ describe('boundedCall over the shared checker (mocked setTimeout, injected clock
     const clock = { now: () => performance.now() };
     const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const answering = boundedCall(bound(clock), 'inspect()', Promise.resolve(42));
-    assert.equal(checkerFor(clock).outstanding, 1, 'watched while it waits');
+    assert.equal(deadlines.outstanding, 1, 'watched while it waits');
     assert.equal(await answering, 42);
-    assert.equal(checkerFor(clock).outstanding, 0, 'its slot is freed once it settled');
+    assert.equal(deadlines.outstanding, 0, 'its slot is freed once it settled');
     const refed = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     assert.equal(refed, before, 'the checker`s timer is unref`d once nothing is outstanding');
   });
@@ -231,5 +221,97 @@ describe('boundedCall over the shared checker (mocked setTimeout, injected clock
     );
     controller.abort(new Error('stop'));
     await assert.rejects(waiting, /stop/);
+  });
+});
+
+/** An unanswered call and how it ended (undefined: not yet). */
+function unanswered(bound: CallBound) {
+  let ended: unknown;
+  const bounded = boundedCall(bound, 'the release', new Promise<never>(() => {}));
+  bounded.then(
+    () => (ended = 'answered'),
+    (error: unknown) => (ended = error),
+  );
+  return { ended: () => ended };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('the bound is in real time, and mocked timers end it with tick', () => {
+  const bound = (clock: { now(): number }, replyTimeoutMs = 2_000): CallBound => ({
+    name: 'job',
+    clock,
+    replyTimeoutMs,
+    disconnected: () => undefined,
+  });
+  // One clock shared by the two tests below, as a test file's fixtures share one.
+  const shared = { t: 0, now: () => shared.t };
+
+  for (const round of ['first', 'second']) {
+    test(`mock.timers enabled, reset and enabled again (${round} test on one clock): tick ends the call`, async () => {
+      mock.timers.enable({ apis: ['setTimeout'] });
+      try {
+        const call = unanswered(bound(shared));
+        mock.timers.tick(1_999);
+        await Promise.resolve();
+        assert.equal(call.ended(), undefined, 'not before its bound');
+        mock.timers.tick(1);
+        await settle();
+        assert.ok(call.ended() instanceof RedisUnavailableError, String(call.ended()));
+      } finally {
+        mock.timers.reset();
+      }
+    });
+  }
+
+  test('mock.timers on setTimeout alone: tick(bound + 1) ends a call on the default clock', async () => {
+    mock.timers.enable({ apis: ['setTimeout'] });
+    try {
+      const call = unanswered(bound(monotonicClock));
+      mock.timers.tick(2_001);
+      await settle();
+      const error = call.ended();
+      assert.ok(error instanceof RedisUnavailableError, String(error));
+      assert.equal((error.cause as Error).message, 'No reply from Redis within 2000 ms');
+      assert.equal(deadlines.outstanding, 0, 'a mocked wait is not the shared checker`s');
+    } finally {
+      mock.timers.reset();
+    }
+  });
+
+  test('a frozen clock: the call still ends once its bound has passed in real time', async () => {
+    const frozen = { now: () => 1_000 };
+    const started = performance.now();
+    const call = boundedCall(bound(frozen, 30), 'the release', new Promise<never>(() => {}));
+    await assert.rejects(call, RedisUnavailableError);
+    const waited = performance.now() - started;
+    assert.ok(waited >= 29, `not before its bound (${waited} ms)`);
+    assert.ok(waited < 1_000, `ended in real time (${waited} ms)`);
+    const settled = await settleBefore(new Promise<never>(() => {}), 1_030, undefined, frozen, () => {});
+    assert.deepEqual(settled, { kind: 'abandoned' });
+  });
+
+  test('a wait watched on real timers, ended while they are mocked, leaves no ref`d timer', async () => {
+    let answer: (value: number) => void = () => {};
+    const call = boundedCall(bound(monotonicClock), 'inspect()', new Promise<number>((r) => (answer = r)));
+    assert.equal(deadlines.keepsAlive, true);
+    mock.timers.enable({ apis: ['setTimeout'] });
+    try {
+      answer(7);
+      assert.equal(await call, 7);
+      assert.equal(deadlines.keepsAlive, false, 'the real timer is unref`d, not left to a mocked clear');
+    } finally {
+      mock.timers.reset();
+    }
+  });
+
+  test('a wait watched on mocked timers and ended after they were reset: cleared by its own clear', async () => {
+    mock.timers.enable({ apis: ['setTimeout'] });
+    let answer: (value: number) => void = () => {};
+    const call = boundedCall(bound(monotonicClock), 'inspect()', new Promise<number>((r) => (answer = r)));
+    mock.timers.reset();
+    answer(8);
+    assert.equal(await call, 8);
+    assert.equal(deadlines.outstanding, 0);
   });
 });
