@@ -30,7 +30,8 @@ const NO_OPTIONS: BoundedCallOptions<unknown> = Object.freeze({});
  * signal's reason, or `RedisUnavailableError` for anything else (the client's own error as `cause`)
  * and for no reply in time (the client's account of its connection as `cause`), so that every
  * public call fails the same way, within the same bound, on every client. The bound is in real
- * time, whatever `bound.clock` does meanwhile.
+ * time, whatever `bound.clock` does meanwhile. Never throws: a failure to start waiting is the
+ * returned promise's rejection.
  */
 export function boundedCall<T>(
   bound: CallBound,
@@ -38,7 +39,11 @@ export function boundedCall<T>(
   call: Promise<T>,
   options: BoundedCallOptions<T> = NO_OPTIONS as BoundedCallOptions<T>,
 ): Promise<T> {
-  return new BoundedCall(bound, what, call, options).promise;
+  try {
+    return new BoundedCall(bound, what, call, options).promise;
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**

@@ -25,6 +25,8 @@ function capture(resolve: (value: never) => void, reject: (error: unknown) => vo
  * test mocked the timers: see `watchFor`) and the signal is listened to with the wait itself as the
  * listener (`handleEvent`): a wait allocates itself, its promise and the two callbacks it hands the
  * call's promise, nothing else.
+ *
+ * The constructor throws only if the signal or the call's `then` does; it stops watching first.
  */
 export abstract class DeadlineWait<T, R> implements Expiring {
   /** @internal The checker's bookkeeping (see `Expiring`). */
@@ -47,17 +49,24 @@ export abstract class DeadlineWait<T, R> implements Expiring {
     this.promise = new Promise<R>(capture);
     this.resolve = madeResolve as (result: R) => void;
     this.reject = madeReject as (error: unknown) => void;
-    if (signal?.aborted) {
-      this.waiting = false;
-      this.reject(signal.reason);
-    } else {
-      if (Number.isFinite(waitMs)) watchFor(this, waitMs);
-      signal?.addEventListener('abort', this, ONCE);
+    try {
+      if (signal?.aborted) {
+        this.waiting = false;
+        this.reject(signal.reason);
+      } else {
+        if (Number.isFinite(waitMs)) watchFor(this, waitMs);
+        signal?.addEventListener('abort', this, ONCE);
+      }
+      call.then(
+        (value) => this.settled(value),
+        (error: unknown) => this.failed(error),
+      );
+    } catch (error) {
+      this.end();
+      // Aborted already: the promise is rejected but nobody will have it.
+      this.promise.then(undefined, ignore);
+      throw error;
     }
-    call.then(
-      (value) => this.settled(value),
-      (error: unknown) => this.failed(error),
-    );
   }
 
   /** The call fulfilled: in time, or after the wait ended. */
@@ -128,6 +137,8 @@ class SettleBefore<T> extends DeadlineWait<T, Settled<T>> {
   }
 }
 
+function ignore(): void {}
+
 const ABANDONED: Settled<never> = Object.freeze({ kind: 'abandoned' });
 
 /**
@@ -135,7 +146,8 @@ const ABANDONED: Settled<never> = Object.freeze({ kind: 'abandoned' });
  * the signal's reason when it aborts first. When the promise settles after we stopped waiting,
  * `onLate` is told how. `deadline` is on `clock`, but the wait is bounded in real time: it ends
  * once `deadline - clock.now()` real milliseconds have passed, whatever `clock` does meanwhile (a
- * frozen or slowed test clock never makes it hang).
+ * frozen or slowed test clock never makes it hang). Never throws: a failure to start waiting (the
+ * clock's, the signal's) is the returned promise's rejection.
  */
 export function settleBefore<T>(
   promise: Promise<T>,
@@ -144,7 +156,11 @@ export function settleBefore<T>(
   clock: Clock,
   onLate: (late: Settled<T>) => void,
 ): Promise<Settled<T>> {
-  return new SettleBefore(promise, deadline - clock.now(), signal, onLate).promise;
+  try {
+    return new SettleBefore(promise, deadline - clock.now(), signal, onLate).promise;
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**

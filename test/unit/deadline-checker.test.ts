@@ -315,3 +315,34 @@ describe('the bound is in real time, and mocked timers end it with tick', () => 
     assert.equal(deadlines.outstanding, 0);
   });
 });
+
+describe('a failure to start waiting is a rejection, and leaves nothing watched', () => {
+  test('a clock that throws: settleBefore rejects, it does not throw', async () => {
+    const broken = {
+      now: (): number => {
+        throw new Error('no clock');
+      },
+    };
+    const waiting = settleBefore(Promise.resolve(1), 10, undefined, broken, () => {});
+    await assert.rejects(waiting, /no clock/);
+  });
+
+  test('a signal that throws on addEventListener: boundedCall rejects, its wait unwatched', async () => {
+    const signal = {
+      aborted: false,
+      addEventListener: () => {
+        throw new Error('no listener');
+      },
+      removeEventListener: () => {},
+    } as unknown as AbortSignal;
+    const before = deadlines.outstanding;
+    const call = boundedCall(
+      { name: 'job', clock: monotonicClock, replyTimeoutMs: 2_000, disconnected: () => undefined },
+      'the release',
+      new Promise<never>(() => {}),
+      { signal },
+    );
+    assert.equal(deadlines.outstanding, before, 'unwatched');
+    await assert.rejects(call, /no listener/);
+  });
+});
