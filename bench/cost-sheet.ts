@@ -14,10 +14,10 @@
  * Redis figures per kind beside the fastest peer of the contended cells. Locksmith is loaded from
  * dist/ when built (`npm run build`), as users run it.
  */
-import { Session } from 'node:inspector/promises';
 import { Redis } from 'ioredis';
 import { lockKinds } from '../tools/lock-kinds/registry.js';
 import { type RedisServer, startRedis } from '../tools/redis-server.js';
+import { sampleAllocations } from './heap-sampling.js';
 import { type Clients, impls, type LockUnderTest } from './impls.js';
 import { leaseCycle, TTL_MS } from './kind-cells.js';
 import { locksmith, locksmithSource } from './locksmith.js';
@@ -108,24 +108,10 @@ async function measure(row: Row, servers: RedisServer[], runNo: number): Promise
       }
     }
     // Allocation, in a separate pass: the sampling profiler slows what it watches.
-    const session = new Session();
-    session.connect();
-    await session.post('HeapProfiler.startSampling', {
-      samplingInterval: 256,
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
-    });
     const sampled = Math.min(cycles, 1_000);
-    for (let i = 0; i < sampled; i += 1) await cycle(i);
-    const { profile } = await session.post('HeapProfiler.getSamplingProfile');
-    await session.post('HeapProfiler.stopSampling');
-    session.disconnect();
-    let bytes = 0;
-    const walk = (node: typeof profile.head) => {
-      bytes += node.selfSize;
-      for (const child of node.children) walk(child);
-    };
-    walk(profile.head);
+    const { bytes } = await sampleAllocations(async () => {
+      for (let i = 0; i < sampled; i += 1) await cycle(i);
+    });
     return {
       cyclesPerS: (cycles / elapsedMs) * 1000,
       calls,

@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import { noReplyError, type Settled, settleBefore } from './deadline.js';
+import { DeadlineWait, noReplyError, type Settled } from './deadline.js';
 import { LockError, RedisUnavailableError } from './errors.js';
 
 /** What bounds one lock's round trips: whose they are, on which clock, for how long. */
@@ -22,36 +22,72 @@ export interface BoundedCallOptions<T> {
   readonly onLate?: (late: Settled<T>) => void;
 }
 
+const NO_OPTIONS: BoundedCallOptions<unknown> = Object.freeze({});
+
 /**
  * The one way a lock waits for Redis outside its waiting loop: at most `replyTimeoutMs` (plus
  * `extraMs`). Resolves with the reply; rejects with a `LockError` as is (it says what to fix), the
  * signal's reason, or `RedisUnavailableError` for anything else (the client's own error as `cause`)
  * and for no reply in time (the client's account of its connection as `cause`), so that every
- * public call fails the same way, within the same bound, on every client.
+ * public call fails the same way, within the same bound, on every client. The bound is in real
+ * time, whatever `bound.clock` does meanwhile. Never throws: a failure to start waiting is the
+ * returned promise's rejection.
  */
-export async function boundedCall<T>(
+export function boundedCall<T>(
   bound: CallBound,
   what: string,
   call: Promise<T>,
-  options: BoundedCallOptions<T> = {},
+  options: BoundedCallOptions<T> = NO_OPTIONS as BoundedCallOptions<T>,
 ): Promise<T> {
-  const waitedMs = bound.replyTimeoutMs + (options.extraMs ?? 0);
-  const reply = await settleBefore(
-    call,
-    bound.clock.now() + waitedMs,
-    options.signal,
-    bound.clock,
-    options.onLate ?? ignoreLate,
-  );
-  if (reply.kind === 'value') return reply.value;
-  if (reply.kind === 'error') {
-    if (reply.error instanceof LockError) throw reply.error;
-    throw new RedisUnavailableError(bound.name, `${what} failed`, { cause: reply.error });
+  try {
+    return new BoundedCall(bound, what, call, options).promise;
+  } catch (error) {
+    return Promise.reject(error);
   }
-  const goesOn = options.goesOn ? `; ${options.goesOn}` : '';
-  throw new RedisUnavailableError(bound.name, `${what} got no reply in time${goesOn}`, {
-    cause: noReplyError(waitedMs, bound.disconnected()),
-  });
 }
 
-function ignoreLate(): void {}
+/**
+ * One bounded call: it settles its own promise with the reply or the typed error (no `Settled`
+ * record, no async frame in between), its bound kept by the shared deadline checker.
+ */
+class BoundedCall<T> extends DeadlineWait<T, T> {
+  private readonly waitedMs: number;
+
+  constructor(
+    private readonly bound: CallBound,
+    private readonly what: string,
+    call: Promise<T>,
+    private readonly options: BoundedCallOptions<T>,
+  ) {
+    // `replyTimeoutMs` from now: the deadline `clock.now() + waitedMs` less `clock.now()`.
+    const waitedMs = bound.replyTimeoutMs + (options.extraMs ?? 0);
+    super(call, waitedMs, options.signal);
+    this.waitedMs = waitedMs;
+  }
+
+  protected onValue(value: T): void {
+    this.resolve(value);
+  }
+
+  protected onError(error: unknown): void {
+    if (error instanceof LockError) this.reject(error);
+    else this.reject(new RedisUnavailableError(this.bound.name, `${this.what} failed`, { cause: error }));
+  }
+
+  protected onAbandoned(): void {
+    const { goesOn } = this.options;
+    this.reject(
+      new RedisUnavailableError(
+        this.bound.name,
+        `${this.what} got no reply in time${goesOn ? `; ${goesOn}` : ''}`,
+        {
+          cause: noReplyError(this.waitedMs, this.bound.disconnected()),
+        },
+      ),
+    );
+  }
+
+  protected onLate(late: Settled<T>): void {
+    this.options.onLate?.(late);
+  }
+}

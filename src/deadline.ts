@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import { timerDelayMs } from './timing.js';
+import { type Expiring, type OwnTimer, unwatch, watchFor } from './deadline-checker.js';
 
 /** How a promise ended as seen by someone who would wait for it only until a deadline. */
 export type Settled<T> =
@@ -7,10 +7,147 @@ export type Settled<T> =
   | { readonly kind: 'error'; readonly error: unknown }
   | { readonly kind: 'abandoned' };
 
+/** Listener options of every wait's abort listener, shared rather than made per call. */
+const ONCE = Object.freeze({ once: true });
+
+/** The resolving functions of the promise being made: a shared executor, not a closure per wait. */
+let madeResolve: ((value: never) => void) | undefined;
+let madeReject: ((error: unknown) => void) | undefined;
+function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  madeResolve = resolve;
+  madeReject = reject;
+}
+
+/**
+ * One wait for a call's promise for `waitMs` real milliseconds (Infinity: no bound) or until a
+ * signal aborts, whichever comes first; what each ending resolves `promise` with is the
+ * subclass's. The bound is kept by the shared `DeadlineChecker` (no timer of its own, unless a
+ * test mocked the timers: see `watchFor`) and the signal is listened to with the wait itself as the
+ * listener (`handleEvent`): a wait allocates itself, its promise and the two callbacks it hands the
+ * call's promise, nothing else.
+ *
+ * The constructor throws only if the signal or the call's `then` does; it stops watching first.
+ */
+export abstract class DeadlineWait<T, R> implements Expiring {
+  /** @internal The checker's bookkeeping (see `Expiring`). */
+  due = 0;
+  /** @internal */
+  slot = -1;
+  /** @internal */
+  own: OwnTimer | undefined = undefined;
+  readonly promise: Promise<R>;
+  protected readonly resolve: (result: R) => void;
+  protected readonly reject: (error: unknown) => void;
+  /** Still waiting: nothing ended the wait yet. */
+  private waiting = true;
+
+  constructor(
+    call: Promise<T>,
+    waitMs: number,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.promise = new Promise<R>(capture);
+    this.resolve = madeResolve as (result: R) => void;
+    this.reject = madeReject as (error: unknown) => void;
+    try {
+      if (signal?.aborted) {
+        this.waiting = false;
+        this.reject(signal.reason);
+      } else {
+        if (Number.isFinite(waitMs)) watchFor(this, waitMs);
+        signal?.addEventListener('abort', this, ONCE);
+      }
+      call.then(
+        (value) => this.settled(value),
+        (error: unknown) => this.failed(error),
+      );
+    } catch (error) {
+      this.end();
+      // Aborted already: the promise is rejected but nobody will have it.
+      this.promise.then(undefined, ignore);
+      throw error;
+    }
+  }
+
+  /** The call fulfilled: in time, or after the wait ended. */
+  protected abstract onValue(value: T): void;
+  protected abstract onError(error: unknown): void;
+  /** The deadline passed first. */
+  protected abstract onAbandoned(): void;
+  /** The call settled after the wait ended (`late` says how). */
+  protected abstract onLate(late: Settled<T>): void;
+
+  /** @internal The signal aborted: the wait rejects with its reason. */
+  handleEvent(): void {
+    if (!this.end()) return;
+    this.reject(this.signal?.reason);
+  }
+
+  /** @internal The checker found the deadline passed. */
+  expire(): void {
+    if (!this.end()) return;
+    this.onAbandoned();
+  }
+
+  private settled(value: T): void {
+    if (this.end()) this.onValue(value);
+    else this.onLate({ kind: 'value', value });
+  }
+
+  private failed(error: unknown): void {
+    if (this.end()) this.onError(error);
+    else this.onLate({ kind: 'error', error });
+  }
+
+  /** Ends the wait: true the first time (the checker and the signal let go of it), false after. */
+  private end(): boolean {
+    if (!this.waiting) return false;
+    this.waiting = false;
+    unwatch(this);
+    this.signal?.removeEventListener('abort', this);
+    return true;
+  }
+}
+
+/** A wait that reports how the call ended (`Settled`), for callers that decide for themselves. */
+class SettleBefore<T> extends DeadlineWait<T, Settled<T>> {
+  constructor(
+    call: Promise<T>,
+    waitMs: number,
+    signal: AbortSignal | undefined,
+    private readonly late: (late: Settled<T>) => void,
+  ) {
+    super(call, waitMs, signal);
+  }
+
+  protected onValue(value: T): void {
+    this.resolve({ kind: 'value', value });
+  }
+
+  protected onError(error: unknown): void {
+    this.resolve({ kind: 'error', error });
+  }
+
+  protected onAbandoned(): void {
+    this.resolve(ABANDONED);
+  }
+
+  protected onLate(late: Settled<T>): void {
+    this.late(late);
+  }
+}
+
+function ignore(): void {}
+
+const ABANDONED: Settled<never> = Object.freeze({ kind: 'abandoned' });
+
 /**
  * Settles with the promise's outcome, or `abandoned` when the deadline passes first; rejects with
  * the signal's reason when it aborts first. When the promise settles after we stopped waiting,
- * `onLate` is told how.
+ * `onLate` is told how. `deadline` is on `clock`, but the wait is bounded in real time: it ends
+ * once `deadline - clock.now()` real milliseconds have passed, whatever `clock` does meanwhile (a
+ * frozen or slowed test clock never makes it hang). Never throws: a failure to start waiting (the
+ * clock's, the signal's) is the returned promise's rejection.
  */
 export function settleBefore<T>(
   promise: Promise<T>,
@@ -19,43 +156,11 @@ export function settleBefore<T>(
   clock: Clock,
   onLate: (late: Settled<T>) => void,
 ): Promise<Settled<T>> {
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const finish = () => {
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const onAbort = () => {
-      finish();
-      reject(signal?.reason);
-    };
-    const remaining = deadline - clock.now();
-    const timer = Number.isFinite(remaining)
-      ? setTimeout(() => {
-          finish();
-          resolve({ kind: 'abandoned' });
-        }, timerDelayMs(remaining))
-      : undefined;
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        if (settled) onLate({ kind: 'value', value });
-        else {
-          finish();
-          resolve({ kind: 'value', value });
-        }
-      },
-      (error: unknown) => {
-        if (settled) onLate({ kind: 'error', error });
-        else {
-          finish();
-          resolve({ kind: 'error', error });
-        }
-      },
-    );
-  });
+  try {
+    return new SettleBefore(promise, deadline - clock.now(), signal, onLate).promise;
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**

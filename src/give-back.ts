@@ -10,22 +10,41 @@ import { emitLockEvent } from './events.js';
  * until its TTL runs out). A `LockError` (a closed client, a refused command) ends it at once.
  * Resolves with the reply; rejects with the last error.
  */
-export async function sendGiveBack(
+export function sendGiveBack(
   send: () => Promise<boolean>,
   clock: Clock,
   schedule: BackoffSchedule,
   worthRetrying: (nextTryAt: number) => boolean,
 ): Promise<boolean> {
-  // Made at the first failure: a give-back answered at once (nearly every one) allocates none.
-  let backoff: Backoff | undefined;
+  let first: Promise<boolean>;
+  try {
+    first = send();
+  } catch (error) {
+    first = Promise.reject(error);
+  }
+  // Answered at once (nearly every give-back: every release of a lease comes here): one reaction,
+  // no async frame; the retry loop, and its back-off, start at the first failure.
+  return first.catch((error: unknown) => retryGiveBack(error, send, clock, schedule, worthRetrying));
+}
+
+/** `sendGiveBack` after its first try failed with `error`. */
+async function retryGiveBack(
+  error: unknown,
+  send: () => Promise<boolean>,
+  clock: Clock,
+  schedule: BackoffSchedule,
+  worthRetrying: (nextTryAt: number) => boolean,
+): Promise<boolean> {
+  const backoff = new Backoff(schedule);
+  let last = error;
   for (;;) {
+    const delayMs = backoff.next();
+    if (last instanceof LockError || !worthRetrying(clock.now() + delayMs)) throw last;
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
     try {
       return await send();
-    } catch (error) {
-      backoff ??= new Backoff(schedule);
-      const delayMs = backoff.next();
-      if (error instanceof LockError || !worthRetrying(clock.now() + delayMs)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    } catch (retryError) {
+      last = retryError;
     }
   }
 }

@@ -16,6 +16,7 @@ const FOUNDATION = [
   'bounded-call',
   'clock',
   'deadline',
+  'deadline-checker',
   'inspect',
   'timing',
   'token',
