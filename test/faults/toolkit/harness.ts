@@ -315,20 +315,29 @@ export async function runScenario(
             phase.signal.addEventListener('abort', () => resolve(), { once: true }),
           ),
   };
-  const configs = workers.map((worker): WorkerConfig => {
+  const kinds: readonly (ClientKind | ClusterClientKind)[] = !cluster
+    ? clientKinds
+    : setup.taggedKeyPrefix
+      ? ioredisClusterTaggedPrefixKinds
+      : clusterClientKinds;
+  const kindOf = (worker: WorkerHandle) =>
+    (kinds[clientKindIndex(worker.index, thisRun, pool.length, kinds.length)] as ClientKind).name;
+  // Each worker comes in to each proxy by an entrance of its own, labelled with the worker and its
+  // client kind: a traced call then names the client library that sent it (left-keys.ts).
+  const entrances = await Promise.all(
+    workers.map((worker) =>
+      Promise.all(proxies.map((nodeProxy) => nodeProxy.entrance(`w${worker.index} ${kindOf(worker)}`))),
+    ),
+  );
+  const configs = workers.map((worker, w): WorkerConfig => {
     const extra = typeof scenario.config === 'function' ? scenario.config(worker.index) : scenario.config;
-    const kinds: readonly (ClientKind | ClusterClientKind)[] = !cluster
-      ? clientKinds
-      : setup.taggedKeyPrefix
-        ? ioredisClusterTaggedPrefixKinds
-        : clusterClientKinds;
+    const urls = entrances[w] as string[];
     return {
       ...defaultConfig,
       ...extra,
       scenario: scenario.name,
-      clientKind: (kinds[clientKindIndex(worker.index, thisRun, pool.length, kinds.length)] as ClientKind)
-        .name,
-      redisUrl: proxy?.url ?? server.url,
+      clientKind: kindOf(worker),
+      redisUrl: urls[0] ?? server.url,
       probeUrl: server.url,
       ...(cluster
         ? {
@@ -341,7 +350,7 @@ export async function runScenario(
         : {}),
       ...(servers.length > 1
         ? {
-            redisUrls: servers.map((node, i) => proxies[i]?.url ?? node.url),
+            redisUrls: servers.map((node, i) => urls[i] ?? node.url),
             probeUrls: servers.map((node) => node.url),
           }
         : {}),
