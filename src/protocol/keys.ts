@@ -89,10 +89,20 @@ export interface SemaphoreKeys {
   readonly waiters: string;
   /** The limit `setLimit` stored (no expiry); absent, each caller's `limit` option is in force. */
   readonly limit: string;
+  /**
+   * Prefix of a RedlockSemaphore's release tombstones (`…:released:<token>`: which of that token's
+   * releases the server has run, kept a lease TTL), so an attempt that reaches a server after a
+   * release of its token sent later takes nothing there (semaphore-acquire.lua's KEYS[6]).
+   */
+  readonly releasedPrefix: string;
 }
 
 export function semaphoreKeys(keys: Pick<LockKeys, 'lock'>): SemaphoreKeys {
-  return Object.freeze({ waiters: `${keys.lock}:waiters`, limit: `${keys.lock}:limit` });
+  return Object.freeze({
+    waiters: `${keys.lock}:waiters`,
+    limit: `${keys.lock}:limit`,
+    releasedPrefix: `${keys.lock}:released:`,
+  });
 }
 
 /**

@@ -8,6 +8,11 @@
 -- KEYS[6] the release tombstone: the last token that released here, kept 60 s
 -- ARGV[1] the owner token that releases its permits, or whose queue entry is removed
 -- ARGV[2] the caller's `limit` option, in force when no limit is stored
+-- KEYS[7] this token's release tombstone: the stamp of the latest of its releases this server ran,
+--         read by semaphore-acquire.lua's KEYS[6]; written only with ARGV[3]
+-- ARGV[3] this release's stamp, a RedlockSemaphore's: when its client sent it (redlock/call-stamp.ts);
+--         '' for none (a Semaphore's: no tombstone is written)
+-- ARGV[4] how long the tombstone is kept, in ms: the lease TTL, an attempt's validity ('' for none)
 -- Reply: 1 when this token held permits (they now belong to the next waiters that fit, or are
 --        free), or when this token is the one that released last (a release re-sent after its reply
 --        was lost: it did release; nothing changes); 0 when it did not (its queue entry, if any, is
@@ -21,6 +26,15 @@
 -- #include semaphore-holders.lua
 local t, now = server_time()
 local me = ARGV[1]
+if ARGV[3] ~= '' then
+  -- Written first, whatever this release finds: a release that finds nothing may have overtaken an
+  -- attempt of its token sent before it (re-sent by a client after a reset connection), which must
+  -- then take nothing here. The latest release's stamp stays: one re-sent late changes nothing.
+  local released = redis.call('get', KEYS[7])
+  if not released or tonumber(ARGV[3]) > tonumber(released) then
+    redis.call('set', KEYS[7], ARGV[3], 'PX', ARGV[4])
+  end
+end
 
 local holders = read_holders(KEYS[1], now, me)
 local head
