@@ -15,8 +15,9 @@
 -- ARGV[4] how long the tombstone is kept, in ms: the lease TTL, an attempt's validity ('' for none)
 -- Reply: 1 when this token held permits (they now belong to the next waiters that fit, or are
 --        free), or when this token is the one that released last (a release re-sent after its reply
---        was lost: it did release; nothing changes); 0 when it did not (its queue entry, if any, is
---        removed; permits found free with live waiters queued are handed to them).
+--        was lost: it did release); 0 when it did not. Either way a token not holding leaves the
+--        queue (the same acquire call may have queued again with that token after a give-back), and
+--        permits found free with live waiters queued are handed to them.
 -- Holders above a lowered limit keep their permits until they release; a release then hands on
 -- only what the limit leaves free.
 -- A holder nobody queued behind is released before the queue's code is defined (every EVALSHA runs
@@ -61,7 +62,11 @@ if holders.mine then
   serve(keys, holders, limit, t, now, '', head)
   return 1
 end
-if redis.call('get', KEYS[6]) == me then return 1 end
+-- Read before leaving the queue, and never a reason to skip it: a call that gave back a grant too
+-- late to use queues again with the same token, and its last give-back then finds itself the last
+-- releaser. Answered 1 without leaving, it stayed queued, and a later release handed it permits
+-- nobody held until their TTL (the fault suite's key-left-behind, issue 39).
+local released_last = redis.call('get', KEYS[6]) == me
 leave_queue(keys, me)
 serve(keys, holders, limit, t, now, '')
-return 0
+return released_last and 1 or 0
