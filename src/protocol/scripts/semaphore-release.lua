@@ -42,6 +42,12 @@ local head
 if holders and holders.mine then
   redis.call('zrem', KEYS[1], holders.mine.member)
   holders.held = holders.held - holders.mine.permits
+  if holders.held == 0 then
+    -- It was the last holder: the sorted set is gone, and permits handed on below make a new one,
+    -- whose expiry must then be set whatever this holder's was (hold_for sets it only past `last`:
+    -- else a key without TTL, left for good once its holder is gone).
+    holders.last, holders.first = 0, nil
+  end
   redis.call('set', KEYS[6], me, 'PX', 60000)
   head = redis.call('lindex', KEYS[3], 0)
   if not head then return 1 end
