@@ -183,16 +183,13 @@ export interface ScenarioResult {
 
 /**
  * Known defects a lock kind still has, named in docs/guarantees.md as open: counted and printed as
- * tolerated in every scenario of that kind, not a failure, until they are fixed. The
- * RedlockSemaphore can still leave a permit on one server after every holder released (it lives
- * out its TTL): in "lost replies on one node" (1 run in 20 after the NOSCRIPT fix, 2026-11-29) the
- * run's trace showed that server receive the token's release before the attempt the release
- * followed (both re-sent by the client after a reset connection), the attempt then queueing the
- * token there; cause in the client's re-send order not yet pinned down.
+ * tolerated in every scenario of that kind, not a failure, until they are fixed. None now: the
+ * RedlockSemaphore's permit left behind (issue 39) was fixed, each path with its test (an attempt
+ * re-sent by ioredis after its release ran, refused by the release's tombstone; a release that
+ * found its token the last releaser now leaves the queue; a hand-off after the last holder left
+ * sets the key's expiry).
  */
-const OPEN_DEFECTS: Partial<Record<LockId, readonly ViolationKind[]>> = {
-  'redlock-semaphore': ['key-left-behind'],
-};
+const OPEN_DEFECTS: Partial<Record<LockId, readonly ViolationKind[]>> = {};
 
 /** The violations a run forgives: the scenario's kinds anywhere, each window's kinds inside it. */
 export function toleratedViolations(scenario: Scenario, report: CheckReport, lock?: LockId): number {
