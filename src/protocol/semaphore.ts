@@ -8,7 +8,11 @@ import { asArray, asInteger, asString } from './replies.js';
 import { scripts } from './scripts.js';
 
 /** The keys every Semaphore script names. */
-export type SemaphoreScriptKeys = Pick<LockKeys, 'lock' | 'fence' | 'queue' | 'lastReleased'> & SemaphoreKeys;
+export type SemaphoreScriptKeys = Pick<
+  LockKeys,
+  'lock' | 'fence' | 'queue' | 'lastReleased' | 'releasedPrefix'
+> &
+  SemaphoreKeys;
 
 /** One acquisition holding permits, as `inspect()` reports it. */
 export interface SemaphoreHolder {
@@ -73,7 +77,7 @@ export function semaphoreAcquire(
     /**
      * A RedlockSemaphore's: this attempt's stamp (`callStamp()`, taken as it is sent). The attempt
      * then takes nothing on a server that ran a release of the token stamped later (its tombstone,
-     * `SemaphoreKeys.releasedPrefix`). Absent (a Semaphore's: one server, whose connection keeps the
+     * `LockKeys.releasedPrefix`). Absent (a Semaphore's: one server, whose connection keeps the
      * order it was given): none is read.
      */
     readonly stamp?: number;

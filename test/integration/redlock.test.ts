@@ -29,7 +29,7 @@ import {
   watchUnhandledRejections,
   within,
 } from '../fixtures/helpers.js';
-import { lateGiveBack, lateNoScript } from '../fixtures/late-give-back.js';
+import { interceptScripts, lateGiveBack, lateNoScript } from '../fixtures/late-give-back.js';
 import { ownerTokenOf } from '../fixtures/lock-value.js';
 
 const PREFIX = 'locksmith';
@@ -141,6 +141,52 @@ describe('RedlockMutex', () => {
         undefined,
         `nobody holds server 2 (server 2's calls: ${server2.calls})`,
       );
+    } finally {
+      await Promise.all([...direct, gated].map((c) => c.close()));
+    }
+  });
+
+  test("an attempt that reaches a server after the same token's release takes no lock there", async () => {
+    // As the RedlockSemaphore's test of the same name (issue 39, cause 2: ioredis re-sent an attempt
+    // and its release on a new connection after both had run on a reset one, so the server ran the
+    // release, then the attempt again). Server 2's client holds the attempt back until the release
+    // was answered there: the release finds nothing, and the attempt took the free lock for nobody.
+    const lockName = `redlock-attempt-after-release-${process.pid}`;
+    const direct = await Promise.all(servers.slice(0, 3).map((s) => ioredisKind.create(s.url)));
+    const gated = await ioredisKind.create((servers[2] as RedisServer).url);
+    try {
+      for (const script of Object.values(scripts)) await direct[2]?.command('SCRIPT', 'LOAD', script.source);
+      const redlockScripts = { acquire: scripts.redlockAcquire, release: scripts.redlockRelease };
+      let releaseAnswered: () => void = () => {};
+      const afterRelease = new Promise<void>((resolve) => {
+        releaseAnswered = resolve;
+      });
+      let lateAttempt: Promise<unknown> = Promise.resolve();
+      const server2 = interceptScripts(gated.client, redlockScripts, (script, count, send) => {
+        if (script === 'acquire' && count === 1) {
+          lateAttempt = afterRelease.then(send);
+          return lateAttempt;
+        }
+        if (script === 'release') return send().finally(releaseAnswered);
+        return send();
+      });
+      const clients = [direct[0], direct[1], gated].map((c) => (c as TestClient).client);
+      const lock = new RedlockMutex(clients, lockName, {
+        ttlMs: 3_000,
+        nodeTimeoutMs: 200,
+        autoExtend: false,
+      });
+      const lease = await lock.acquire({ timeoutMs: 2_000 });
+      assert.equal(await lease.release(), true);
+      await lateAttempt.catch(() => {});
+      assert.deepEqual(server2.calls, ['acquire 1', 'release 1'], 'the attempt was held back');
+      for (const [i, client] of direct.entries()) {
+        assert.equal(
+          await ownerOn(client, lockName),
+          undefined,
+          `nobody holds server ${i} (server 2's calls, sent in that order: release, then attempt)`,
+        );
+      }
     } finally {
       await Promise.all([...direct, gated].map((c) => c.close()));
     }
