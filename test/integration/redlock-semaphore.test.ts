@@ -26,6 +26,7 @@ import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
 import { nameMaker, sleep, until, watchUnhandledRejections } from '../fixtures/helpers.js';
 import {
+  attemptAfterRelease,
   interceptScripts,
   lateGiveBack,
   lateNoScript,
@@ -481,19 +482,7 @@ describe('RedlockSemaphore', () => {
     for (const script of Object.values(scripts)) await live[2]?.command('SCRIPT', 'LOAD', script.source);
     const gated = await ioredisKind.create((servers[2] as RedisServer).url);
     const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
-    let releaseAnswered: () => void = () => {};
-    const afterRelease = new Promise<void>((resolve) => {
-      releaseAnswered = resolve;
-    });
-    let lateAttempt: Promise<unknown> = Promise.resolve();
-    const server2 = interceptScripts(gated.client, semaphoreScripts, (script, count, send) => {
-      if (script === 'acquire' && count === 1) {
-        lateAttempt = afterRelease.then(send);
-        return lateAttempt;
-      }
-      if (script === 'release') return send().finally(releaseAnswered);
-      return send();
-    });
+    const server2 = attemptAfterRelease(gated.client, semaphoreScripts);
     try {
       const semaphore = new RedlockSemaphore(
         [live[0]?.client, live[1]?.client, gated.client] as TestClient['client'][],
@@ -502,7 +491,7 @@ describe('RedlockSemaphore', () => {
       );
       const lease = await semaphore.acquire({ timeoutMs: 2_000 });
       assert.equal(await lease.release(), true);
-      await lateAttempt.catch(() => {});
+      await server2.sent();
       assert.deepEqual(server2.calls, ['acquire 1', 'release 1'], 'the attempt was held back');
       for (const [i, client] of live.entries()) {
         assert.equal(

@@ -29,7 +29,7 @@ import {
   watchUnhandledRejections,
   within,
 } from '../fixtures/helpers.js';
-import { interceptScripts, lateGiveBack, lateNoScript } from '../fixtures/late-give-back.js';
+import { attemptAfterRelease, lateGiveBack, lateNoScript } from '../fixtures/late-give-back.js';
 import { ownerTokenOf } from '../fixtures/lock-value.js';
 
 const PREFIX = 'locksmith';
@@ -157,19 +157,7 @@ describe('RedlockMutex', () => {
     try {
       for (const script of Object.values(scripts)) await direct[2]?.command('SCRIPT', 'LOAD', script.source);
       const redlockScripts = { acquire: scripts.redlockAcquire, release: scripts.redlockRelease };
-      let releaseAnswered: () => void = () => {};
-      const afterRelease = new Promise<void>((resolve) => {
-        releaseAnswered = resolve;
-      });
-      let lateAttempt: Promise<unknown> = Promise.resolve();
-      const server2 = interceptScripts(gated.client, redlockScripts, (script, count, send) => {
-        if (script === 'acquire' && count === 1) {
-          lateAttempt = afterRelease.then(send);
-          return lateAttempt;
-        }
-        if (script === 'release') return send().finally(releaseAnswered);
-        return send();
-      });
+      const server2 = attemptAfterRelease(gated.client, redlockScripts);
       const clients = [direct[0], direct[1], gated].map((c) => (c as TestClient).client);
       const lock = new RedlockMutex(clients, lockName, {
         ttlMs: 3_000,
@@ -178,7 +166,7 @@ describe('RedlockMutex', () => {
       });
       const lease = await lock.acquire({ timeoutMs: 2_000 });
       assert.equal(await lease.release(), true);
-      await lateAttempt.catch(() => {});
+      await server2.sent();
       assert.deepEqual(server2.calls, ['acquire 1', 'release 1'], 'the attempt was held back');
       for (const [i, client] of direct.entries()) {
         assert.equal(

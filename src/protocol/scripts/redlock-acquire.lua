@@ -50,6 +50,7 @@
 -- #include grant-waiter.lua
 -- #include take-free.lua
 -- #include acquire-or-queue.lua
+-- #include release-stamp.lua
 local t, now = server_time()
 local taken_at, tolerance = now - tonumber(ARGV[10]), tonumber(ARGV[11])
 local place = string.format('%d',
@@ -57,8 +58,7 @@ local place = string.format('%d',
 local line = placed_line(KEYS[3], KEYS[4], place, tonumber(ARGV[8]), tonumber(ARGV[9]), tolerance)
 local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
-if ARGV[13] ~= '' and not (holder and holder.token == ARGV[1]) then
-  local released_at = redis.call('get', KEYS[5])
-  if released_at and tonumber(released_at) > tonumber(ARGV[13]) then return {0, -1, now} end
+if not (holder and holder.token == ARGV[1]) and released_after(KEYS[5], ARGV[13]) then
+  return {0, -1, now}
 end
 return acquire_or_queue(lock, holder, released, ARGV, ARGV[12] or '', t, now)

@@ -28,15 +28,8 @@
 -- #include notify.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
-if ARGV[6] ~= '' then
-  -- Written first, whatever this release finds: a release that finds nothing may have overtaken an
-  -- attempt of its token sent before it, which must then take nothing here. The latest release's
-  -- stamp stays: one re-sent late changes nothing.
-  local released_at = redis.call('get', KEYS[5])
-  if not released_at or tonumber(ARGV[6]) > tonumber(released_at) then
-    redis.call('set', KEYS[5], ARGV[6], 'PX', ARGV[7])
-  end
-end
+-- #include release-stamp.lua
+note_release(KEYS[5], ARGV[6], ARGV[7])
 local line = placed_line(KEYS[3], KEYS[4], nil, tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]))
 local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
 local holder, released = decode_holder(redis.call('get', KEYS[1]))

@@ -39,6 +39,7 @@
 -- #include server-time.lua
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
+-- #include release-stamp.lua
 local t, now = server_time()
 local me, ttl, permits, label = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[7] or ''
 
@@ -47,10 +48,7 @@ if holders and holders.mine then
   hold_for(holders, holders.mine.member, ttl, now)
   return {1, holders.mine.fence, now}
 end
-if ARGV[8] ~= '' then
-  local released = redis.call('get', KEYS[6])
-  if released and tonumber(released) > tonumber(ARGV[8]) then return {0, -1, now} end
-end
+if released_after(KEYS[6], ARGV[8]) then return {0, -1, now} end
 local limit, head
 if holders then
   -- The limit in force: the one setLimit stored, else the caller's. Read once.

@@ -25,17 +25,10 @@
 -- #include server-time.lua
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
+-- #include release-stamp.lua
 local t, now = server_time()
 local me = ARGV[1]
-if ARGV[3] ~= '' then
-  -- Written first, whatever this release finds: a release that finds nothing may have overtaken an
-  -- attempt of its token sent before it (re-sent by a client after a reset connection), which must
-  -- then take nothing here. The latest release's stamp stays: one re-sent late changes nothing.
-  local released = redis.call('get', KEYS[7])
-  if not released or tonumber(ARGV[3]) > tonumber(released) then
-    redis.call('set', KEYS[7], ARGV[3], 'PX', ARGV[4])
-  end
-end
+note_release(KEYS[7], ARGV[3], ARGV[4])
 
 local holders = read_holders(KEYS[1], now, me)
 local head

@@ -75,6 +75,18 @@ export interface TracedCommand {
   at?: number;
 }
 
+/** A TCP server listening on a free port of 127.0.0.1, and that port. */
+async function listenOnFreePort(): Promise<{ server: Server; port: number }> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  if (!address || typeof address !== 'object') throw new Error('proxy: no address');
+  return { server, port: address.port };
+}
+
 interface Pending {
   readonly command: ProxiedCommand;
   readonly swallow: boolean;
@@ -145,14 +157,8 @@ export class FaultProxy {
   ) {}
 
   static async start(target: { host?: string; port: number }): Promise<FaultProxy> {
-    const server = createServer();
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
-    });
-    const address = server.address();
-    if (!address || typeof address !== 'object') throw new Error('proxy: no address');
-    const proxy = new FaultProxy(server, address.port, {
+    const { server, port } = await listenOnFreePort();
+    const proxy = new FaultProxy(server, port, {
       host: target.host ?? '127.0.0.1',
       port: target.port,
     });
@@ -172,16 +178,10 @@ export class FaultProxy {
    * with its URL.
    */
   async entrance(label: string): Promise<string> {
-    const server = createServer();
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
-    });
-    const address = server.address();
-    if (!address || typeof address !== 'object') throw new Error('proxy: no address');
+    const { server, port } = await listenOnFreePort();
     server.on('connection', (socket) => this.accept(socket, label));
     this.entrances.push(server);
-    return `redis://127.0.0.1:${address.port}`;
+    return `redis://127.0.0.1:${port}`;
   }
 
   /** From now on bytes vanish both ways on every connection, existing and new. */
