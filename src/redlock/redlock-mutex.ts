@@ -105,19 +105,22 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   }
 
   /**
-   * One node's release of `token` (the same call for every node: one wall-clock reading). It leaves
-   * the token's tombstone there, its stamp kept `keepMs` (the lease TTL): an attempt of the token
-   * sent before this release that reaches that node after it takes nothing there (issue 39; see
-   * RedlockSemaphore's `releaseCall`).
+   * A release of `token`, made per node as it goes out there (QuorumNodes.releaseOn), with one
+   * wall-clock reading for every node. It leaves the token's tombstone there, its stamp kept
+   * `keepMs`: an attempt of the token sent to that node before this release that reaches it after
+   * it takes nothing there (issue 39; see RedlockSemaphore's `releaseCall`).
    */
-  private releaseCall(token: string, keepMs: number): ScriptCall<boolean> {
-    return redlockRelease(this.keys, {
-      token,
-      skipUnreached: true,
-      handOffAfterMs: this.options.handOffAfterMs,
-      nowMs: this.options.clock.wallNow?.() ?? Date.now(),
-      tombstone: { stamp: callStamp(), keepMs },
-    });
+  private releaseCall(token: string, keepMs: number): () => ScriptCall<boolean> {
+    const nowMs = this.options.clock.wallNow?.() ?? Date.now();
+    return () =>
+      redlockRelease(this.keys, {
+        token,
+        skipUnreached: true,
+        handOffAfterMs: this.options.handOffAfterMs,
+        nowMs,
+        // Taken as it goes out to the node (after the token's earlier calls there).
+        tombstone: { stamp: callStamp(), keepMs },
+      });
   }
 
   /**

@@ -97,7 +97,7 @@ export class RedlockSemaphore extends LockShell<
       fenceKeys: this.keys,
       grantChannels: this.grantChannels,
       handOffAfterMs: 0,
-      releaseCall: (token) => this.releaseCall(token, plan.options.ttlMs),
+      releaseCall: (token, ttlMs) => this.releaseCall(token, ttlMs),
       confirm: (_token, timeoutMs) => this.withinLimit(timeoutMs),
       acquire: async (node, request): Promise<HandOffAcquireResult> => {
         const call = semaphoreAcquire(this.keys, {
@@ -142,19 +142,21 @@ export class RedlockSemaphore extends LockShell<
   }
 
   /**
-   * One node's release of `token` (the Semaphore's: hands the permits to that node's queue). It
-   * leaves the token's tombstone there, its stamp kept `keepMs` (the lease TTL: an attempt's
-   * validity): an attempt of the token stamped before it (sent before this release was made) that
-   * reaches that node after it takes nothing there. A client may re-send calls after a reset
-   * connection in another order than it was given them (issue 39); the token's attempts made after
+   * A release of `token` (the Semaphore's: hands the permits to each node's queue), made per node
+   * as it goes out there (QuorumNodes.releaseOn), after the token's earlier calls to that node. It
+   * leaves the token's tombstone there, its stamp kept `keepMs`: since stamps are taken as calls go
+   * out, an attempt of the token sent to that node before this release has a lower stamp, and if
+   * it reaches the node after it (a client may re-send calls after a reset connection in another
+   * order than it was given them, issue 39) it takes nothing there; the token's attempts sent after
    * this release (the same acquire call attempting again after a give-back) take as usual.
    */
-  private releaseCall(token: string, keepMs: number): ScriptCall<boolean> {
-    return semaphoreRelease(this.keys, {
-      token,
-      limit: this.options.limit,
-      tombstone: { stamp: callStamp(), keepMs },
-    });
+  private releaseCall(token: string, keepMs: number): () => ScriptCall<boolean> {
+    return () =>
+      semaphoreRelease(this.keys, {
+        token,
+        limit: this.options.limit,
+        tombstone: { stamp: callStamp(), keepMs },
+      });
   }
 
   /**
@@ -164,7 +166,8 @@ export class RedlockSemaphore extends LockShell<
   protected sendRelease(token: string): Promise<boolean> {
     const { clock, ttlMs, nodeTimeoutMs } = this.options;
     const waitMs = answerWaitFor(nodeTimeoutMs, ttlMs);
-    return this.nodes.releaseEverywhere(token, () => this.releaseCall(token, ttlMs), waitMs, clock, ttlMs);
+    const release = () => this.releaseCall(token, ttlMs);
+    return this.nodes.releaseEverywhere(token, release, waitMs, clock, ttlMs);
   }
 
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */

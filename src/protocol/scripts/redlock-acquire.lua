@@ -29,8 +29,9 @@
 -- ARGV[12] the holder label stored with the lock while this call holds it ('' for none; holder.lua)
 -- KEYS[5] this token's release tombstone: the stamp of the latest of its releases this server ran
 --         (redlock-release.lua's KEYS[5]); read only with ARGV[13]
--- ARGV[13] this attempt's stamp: when its client sent it (redlock/call-stamp.ts: it only grows in one
---          process, so a release sent after this attempt has a higher one); '' for none
+-- ARGV[13] this attempt's stamp: when its client sent it to this server (redlock/call-stamp.ts: it
+--          only grows in one process, and a release is stamped as it goes out to each server, so
+--          one sent to this server after this attempt has a higher one); '' for none
 -- Reply: as hand-off-acquire.lua's: {1, fencing token, server time ms} when acquired (now, or by an
 --        earlier hand-off, whose TTL is then restarted); {0, wait bound in ms, server time ms}; and
 --        {0, -1, server time ms}, nothing changed, when KEYS[5] shows this server ran a release of

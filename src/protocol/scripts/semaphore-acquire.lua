@@ -15,8 +15,9 @@
 -- ARGV[7] the holder label stored with the permits while this call holds them ('' for none)
 -- KEYS[6] this token's release tombstone: the stamp of the latest of its releases this server ran
 --         (semaphore-release.lua's KEYS[7]); read only with ARGV[8]
--- ARGV[8] this attempt's stamp, a RedlockSemaphore's: when its client sent it (redlock/call-stamp.ts:
---         it only grows in one process, so a release sent after this attempt has a higher one); ''
+-- ARGV[8] this attempt's stamp, a RedlockSemaphore's: when its client sent it to this server
+--         (redlock/call-stamp.ts: it only grows in one process, and a release is stamped as it goes
+--         out to each server, so one sent to this server after this attempt has a higher one); ''
 --         for none (a Semaphore's: one server, one connection in order; no tombstone is read)
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off whose
 --        message may still be on its way: its TTL is then restarted, so the caller may count it from
