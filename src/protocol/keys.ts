@@ -33,6 +33,12 @@ export interface LockKeys {
    * it released.
    */
   readonly lastReleased: string;
+  /**
+   * Prefix of a Redlock kind's release tombstones (`…:released:<token>`: the stamp of the latest
+   * release of that token the server ran, kept a lease TTL), so an attempt that reaches a server
+   * after a release of its token sent later takes nothing there (redlock/call-stamp.ts).
+   */
+  readonly releasedPrefix: string;
   /** The waiters, oldest first (a list of "deadline|ttl|#channel|channel token" entries). */
   readonly queue: string;
   /**
@@ -72,6 +78,7 @@ export function lockKeys(prefix: string, name: string): LockKeys {
     lock: base,
     fence: `${base}:fence`,
     lastReleased: `${base}:last-released`,
+    releasedPrefix: `${base}:released:`,
     queue: `${base}:queue`,
     waiting: `${base}:waiting`,
     line: `${base}:line`,
@@ -92,7 +99,10 @@ export interface SemaphoreKeys {
 }
 
 export function semaphoreKeys(keys: Pick<LockKeys, 'lock'>): SemaphoreKeys {
-  return Object.freeze({ waiters: `${keys.lock}:waiters`, limit: `${keys.lock}:limit` });
+  return Object.freeze({
+    waiters: `${keys.lock}:waiters`,
+    limit: `${keys.lock}:limit`,
+  });
 }
 
 /**

@@ -39,6 +39,11 @@ export function redlockAcquire(
      * moves it to within `PLACE_TOLERANCE_MS` of its own clock, as the place).
      */
     readonly nowMs: number;
+    /**
+     * This attempt's stamp (`callStamp()`, taken as it is sent): it takes nothing on a server that
+     * ran a release of the token stamped later (`LockKeys.releasedPrefix`). Absent: none is read.
+     */
+    readonly stamp?: number;
   },
 ): ScriptCall<HandOffAcquireResult> {
   if (!Number.isSafeInteger(params.place) || params.place < 0) {
@@ -46,7 +51,7 @@ export function redlockAcquire(
   }
   return scriptCall(
     scripts.redlockAcquire,
-    lineKeys(keys),
+    [...lineKeys(keys), keys.releasedPrefix + params.token],
     [
       ...handOffAcquireArgs(params),
       String(params.place),
@@ -55,6 +60,7 @@ export function redlockAcquire(
       String(Math.max(0, Math.round(params.placeAgeMs))),
       String(PLACE_TOLERANCE_MS),
       params.label,
+      params.stamp === undefined ? '' : String(params.stamp),
     ],
     (reply) => decodeAcquireReply('redlock-acquire', reply),
   );
@@ -73,17 +79,26 @@ export function redlockRelease(
     readonly skipUnreached: boolean;
     readonly handOffAfterMs: number;
     readonly nowMs: number;
+    /**
+     * This release's stamp (`callStamp()`), kept `keepMs` (the lease TTL) in the token's tombstone
+     * on the server, where an attempt of the token stamped earlier that comes after it takes nothing.
+     * Absent: none is written.
+     */
+    readonly tombstone?: { readonly stamp: number; readonly keepMs: number };
   },
 ): ScriptCall<boolean> {
+  const { tombstone } = params;
   return scriptCall(
     scripts.redlockRelease,
-    [...lineKeys(keys)],
+    [...lineKeys(keys), keys.releasedPrefix + params.token],
     [
       params.token,
       params.skipUnreached ? '1' : '0',
       String(params.handOffAfterMs),
       String(Math.floor(params.nowMs)),
       String(PLACE_TOLERANCE_MS),
+      tombstone ? String(tombstone.stamp) : '',
+      tombstone ? String(tombstone.keepMs) : '',
     ],
     (reply) => asInteger('redlock-release', reply) === 1,
   );

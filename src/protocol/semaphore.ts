@@ -8,7 +8,11 @@ import { asArray, asInteger, asString } from './replies.js';
 import { scripts } from './scripts.js';
 
 /** The keys every Semaphore script names. */
-export type SemaphoreScriptKeys = Pick<LockKeys, 'lock' | 'fence' | 'queue' | 'lastReleased'> & SemaphoreKeys;
+export type SemaphoreScriptKeys = Pick<
+  LockKeys,
+  'lock' | 'fence' | 'queue' | 'lastReleased' | 'releasedPrefix'
+> &
+  SemaphoreKeys;
 
 /** One acquisition holding permits, as `inspect()` reports it. */
 export interface SemaphoreHolder {
@@ -70,11 +74,18 @@ export function semaphoreAcquire(
     readonly grantChannel: string;
     /** The holder label stored with the permits while this call holds them ('' for none). */
     readonly label: string;
+    /**
+     * A RedlockSemaphore's: this attempt's stamp (`callStamp()`, taken as it is sent). The attempt
+     * then takes nothing on a server that ran a release of the token stamped later (its tombstone,
+     * `LockKeys.releasedPrefix`). Absent (a Semaphore's: one server, whose connection keeps the
+     * order it was given): none is read.
+     */
+    readonly stamp?: number;
   },
 ): ScriptCall<SemaphoreAcquireResult> {
   return scriptCall(
     scripts.semaphoreAcquire,
-    queueKeys(keys),
+    [...queueKeys(keys), keys.releasedPrefix + params.token],
     [
       params.token,
       String(params.ttlMs),
@@ -83,6 +94,7 @@ export function semaphoreAcquire(
       String(params.entryTtlMs),
       params.grantChannel,
       params.label,
+      params.stamp === undefined ? '' : String(params.stamp),
     ],
     (reply) => {
       const [flag, value, time] = asArray('semaphore-acquire', reply, 3);
@@ -117,12 +129,24 @@ export function decodeRefusal(message: string, token: string): number | undefine
  */
 export function semaphoreRelease(
   keys: SemaphoreScriptKeys,
-  params: { readonly token: string; readonly limit: number },
+  params: {
+    readonly token: string;
+    readonly limit: number;
+    /**
+     * A RedlockSemaphore's: this release's stamp (`callStamp()`), kept `keepMs` (the lease TTL) in
+     * the token's tombstone on the server, where an attempt of the token stamped earlier that comes
+     * after it takes nothing. Absent (a Semaphore's): none is written.
+     */
+    readonly tombstone?: { readonly stamp: number; readonly keepMs: number };
+  },
 ): ScriptCall<boolean> {
+  const { tombstone } = params;
   return scriptCall(
     scripts.semaphoreRelease,
-    [...queueKeys(keys), keys.lastReleased],
-    [params.token, String(params.limit)],
+    [...queueKeys(keys), keys.lastReleased, keys.releasedPrefix + params.token],
+    tombstone
+      ? [params.token, String(params.limit), String(tombstone.stamp), String(tombstone.keepMs)]
+      : [params.token, String(params.limit), '', ''],
     (reply) => asInteger('semaphore-release', reply) === 1,
   );
 }

@@ -57,8 +57,12 @@ export interface QuorumKind {
   readonly grantChannels: readonly string[];
   /** Enqueue-or-acquire on one node. */
   acquire(node: number, request: NodeRequest): Promise<HandOffAcquireResult>;
-  /** One node's release of `token` (the same call for every node). */
-  releaseCall(token: string): ScriptCall<boolean>;
+  /**
+   * A give-back of `token`: makes each node's release as it goes out to that node (its stamp then
+   * follows every attempt sent there before it: QuorumNodes.giveBack). `ttlMs`: the TTL the call
+   * asked for (its tombstone's lifetime: `tombstoneKeepMs`).
+   */
+  releaseCall(token: string, ttlMs: number): () => ScriptCall<boolean>;
   /**
    * The hand-off-after window (ms): until the first waiter has waited this long, a release may free
    * the lock without a word to it, so it looks again once the window is over. 0: none.
@@ -166,7 +170,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
    */
   async attempt(): Promise<Outcome> {
     const { plan, line, ticket, nodes, kind, splits, timeoutMs } = this;
-    const { token, options } = plan;
+    const { options } = plan;
     const { clock } = options;
     const sentAt = clock.now();
     const sentAtWall = clock.wallNow?.();
@@ -187,13 +191,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
     if (plan.mode === 'try') {
       // A single try keeps nothing: every node but those that said no (a node that did not answer
       // yet may still take it) is given back before it returns.
-      await nodes.giveBack(
-        token,
-        kind.releaseCall(token),
-        timeoutMs,
-        this.orderWaitMs,
-        (node) => outcomes[node]?.outcome !== 'held',
-      );
+      await this.giveBack((node) => outcomes[node]?.outcome !== 'held');
       line.gaveBack();
     }
     // A minority is handled before a node's failure counts: a waiter that holds some nodes while
@@ -331,7 +329,7 @@ class QuorumCall<Options extends QuorumWaitOptions> {
         ? fencingToken
         : await nodes.claimFence(kind.fenceKeys, fencingToken, grants, have, timeoutMs);
     if (claimed === undefined) {
-      await nodes.giveBack(token, kind.releaseCall(token), timeoutMs, this.orderWaitMs, () => true);
+      await this.giveBack(() => true);
       throw new QuorumError(kind.name, 'acquire (fencing token write-back)', quorum, []);
     }
     if (claimed === 0 || !kind.confirm) return claimed;
@@ -339,13 +337,23 @@ class QuorumCall<Options extends QuorumWaitOptions> {
   }
 
   /**
+   * Gives this call's grants back on the nodes `which` names (QuorumNodes.giveBack: each node's
+   * release made as it goes out there, in order with this call's other calls to it).
+   */
+  private giveBack(which: (node: number) => boolean): Promise<void> {
+    const { nodes, kind, timeoutMs, orderWaitMs } = this;
+    const { token, options } = this.plan;
+    return nodes.giveBack(token, kind.releaseCall(token, options.ttlMs), timeoutMs, orderWaitMs, which);
+  }
+
+  /**
    * A grant the kind's check or the fencing claim refused: given back everywhere, and the call steps to the back of the
    * line, backing off as after a split vote (the other callers it collided with do the same).
    */
   private async stepBack(sentAt: number): Promise<Outcome> {
-    const { nodes, kind, line, timeoutMs, splits } = this;
-    const { token, options } = this.plan;
-    await nodes.giveBack(token, kind.releaseCall(token), timeoutMs, this.orderWaitMs, () => true);
+    const { line, splits } = this;
+    const { options } = this.plan;
+    await this.giveBack(() => true);
     line.gaveBack();
     line.moveToBack();
     const backoffMs = splits.next(Math.max(1, options.clock.now() - sentAt));

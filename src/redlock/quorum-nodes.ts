@@ -171,13 +171,13 @@ export class QuorumNodes {
   }
 
   /**
-   * Sends `call` (a release or a leave of `token`) to the nodes `which` names, each in order with
+   * Sends `call()` (a release or a leave of `token`) to the nodes `which` names, each in order with
    * the token's other calls there (`inOrder`, waiting for them at most `orderWaitMs`), and waits
-   * for their answers (within `timeoutMs`).
+   * for their answers (within `timeoutMs`). `call()` is made per node as it goes out (`releaseOn`).
    */
   async giveBack(
     token: string,
-    call: ScriptCall<boolean>,
+    call: () => ScriptCall<boolean>,
     timeoutMs: number,
     orderWaitMs: number,
     which: (node: number) => boolean,
@@ -259,15 +259,17 @@ export class QuorumNodes {
 
   /**
    * One release (or leave) of `token` on `node`, in order with the token's other calls there
-   * (waiting for them at most `waitMs`).
+   * (waiting for them at most `waitMs`). `call()` is made as it goes out, after those calls: its
+   * stamp (redlock/call-stamp.ts) is then above that of every attempt of the token sent to `node`
+   * before it, also of one that waited there behind a hung call (issue 39).
    */
   private releaseOn(
     token: string,
     node: number,
-    call: ScriptCall<boolean>,
+    call: () => ScriptCall<boolean>,
     waitMs: number,
   ): Promise<boolean> {
-    return this.inOrder(token, node, waitMs, (latest) => this.run(node, call, latest));
+    return this.inOrder(token, node, waitMs, (latest) => this.run(node, call(), latest));
   }
 
   /**
@@ -277,21 +279,23 @@ export class QuorumNodes {
    * gets it again in the background for `ttlMs` (`resend`): a leave that never arrived would leave
    * the call in that node's line or queue, to be handed the lock later while nobody waits (its
    * process still listens, so the hand-off is not skipped): held by nobody until its TTL runs out.
+   * `release()` makes one round of it (one per send to every node, one per re-send): a maker of
+   * the node's call, made as that call goes out (`releaseOn`).
    */
   releaseEverywhere(
     token: string,
-    call: () => ScriptCall<boolean>,
+    release: () => () => ScriptCall<boolean>,
     waitMs: number,
     clock: Clock,
     ttlMs: number,
   ): Promise<boolean> {
     const until = clock.now() + ttlMs;
-    const first = call();
+    const first = release();
     return this.answer(
       'release',
       (node) => this.releaseOn(token, node, first, waitMs),
       waitMs,
-      (node) => this.resend(node, token, call, waitMs, clock, until),
+      (node) => this.resend(node, token, release, waitMs, clock, until),
     );
   }
 
@@ -329,14 +333,14 @@ export class QuorumNodes {
   }
 
   /**
-   * Sends `call()` (a release or a leave of `token`) again to `node`, in the background, until the
+   * Sends `release()` (a release or a leave of `token`) again to `node`, in the background, until the
    * node answers, `clock` passes `until`, or `token` attempts again (`stopResends`): a release or a
    * leave that never arrived would leave the token in that node's line.
    */
   private resend(
     node: number,
     token: string,
-    call: () => ScriptCall<boolean>,
+    release: () => () => ScriptCall<boolean>,
     timeoutMs: number,
     clock: Clock,
     until: number,
@@ -352,7 +356,7 @@ export class QuorumNodes {
         // Checked in the same turn as the send: stopped by an attempt, or sent before it (and then
         // ahead of it on the node's connection).
         if (resend.stopped) return;
-        const [reply] = await fanOut(1, () => this.releaseOn(token, node, call(), timeoutMs), timeoutMs);
+        const [reply] = await fanOut(1, () => this.releaseOn(token, node, release(), timeoutMs), timeoutMs);
         if (reply?.outcome === 'value') return;
       }
     };

@@ -16,6 +16,7 @@ import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import { redlockAcquire, redlockRelease } from '../protocol/redlock.js';
 import { checkClientList, checkName } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
+import { callStamp } from './call-stamp.js';
 import { answerWaitFor, nodeTimeoutFor, type QuorumKind, quorumAttempts } from './quorum-acquire.js';
 import { nodeContexts, QuorumNodes, type RedlockState } from './quorum-nodes.js';
 import { type RedlockOptions, resolveRedlockOptions } from './redlock-options.js';
@@ -82,7 +83,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       fenceKeys: this.keys,
       grantChannels,
       handOffAfterMs,
-      releaseCall: (token) => this.releaseCall(token),
+      releaseCall: (token) => this.releaseCall(token, this.options.ttlMs),
       acquire: (node, request) => {
         const call = redlockAcquire(this.keys, {
           token: request.token,
@@ -95,20 +96,31 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
           placeAgeMs: request.sentAt - request.line.placedAt,
           handOffAfterMs,
           nowMs: request.wallNow,
+          // Taken as it goes out (after the token's earlier calls to that node: QuorumNodes.inOrder).
+          stamp: callStamp(),
         });
         return this.nodes.run(node, call, request.latest);
       },
     };
   }
 
-  /** One node's release of `token` (the same call for every node: one wall-clock reading). */
-  private releaseCall(token: string): ScriptCall<boolean> {
-    return redlockRelease(this.keys, {
-      token,
-      skipUnreached: true,
-      handOffAfterMs: this.options.handOffAfterMs,
-      nowMs: this.options.clock.wallNow?.() ?? Date.now(),
-    });
+  /**
+   * A release of `token`, made per node as it goes out there (QuorumNodes.releaseOn), with one
+   * wall-clock reading for every node. It leaves the token's tombstone there, its stamp kept
+   * `keepMs`: an attempt of the token sent to that node before this release that reaches it after
+   * it takes nothing there (issue 39; see RedlockSemaphore's `releaseCall`).
+   */
+  private releaseCall(token: string, keepMs: number): () => ScriptCall<boolean> {
+    const nowMs = this.options.clock.wallNow?.() ?? Date.now();
+    return () =>
+      redlockRelease(this.keys, {
+        token,
+        skipUnreached: true,
+        handOffAfterMs: this.options.handOffAfterMs,
+        nowMs,
+        // Taken as it goes out to the node (after the token's earlier calls there).
+        tombstone: { stamp: callStamp(), keepMs },
+      });
   }
 
   /**
@@ -119,7 +131,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const { clock, ttlMs } = this.options;
     return this.nodes.releaseEverywhere(
       token,
-      () => this.releaseCall(token),
+      () => this.releaseCall(token, ttlMs),
       this.answerWaitMs(),
       clock,
       ttlMs,

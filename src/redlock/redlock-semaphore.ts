@@ -17,6 +17,7 @@ import {
 } from '../protocol/semaphore.js';
 import { checkClientList, checkName, checkPermits } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
+import { callStamp } from './call-stamp.js';
 import { answerWaitFor, nodeTimeoutFor, type QuorumKind, quorumAttempts } from './quorum-acquire.js';
 import { permitsSeen, quorumHolders, type RedlockSemaphoreState } from './quorum-holders.js';
 import { nodeContexts, QuorumNodes } from './quorum-nodes.js';
@@ -96,7 +97,7 @@ export class RedlockSemaphore extends LockShell<
       fenceKeys: this.keys,
       grantChannels: this.grantChannels,
       handOffAfterMs: 0,
-      releaseCall: (token) => this.releaseCall(token),
+      releaseCall: (token, ttlMs) => this.releaseCall(token, ttlMs),
       confirm: (_token, timeoutMs) => this.withinLimit(timeoutMs),
       acquire: async (node, request): Promise<HandOffAcquireResult> => {
         const call = semaphoreAcquire(this.keys, {
@@ -105,6 +106,8 @@ export class RedlockSemaphore extends LockShell<
           permits,
           limit,
           label: request.label,
+          // Taken as it goes out (after the token's earlier calls to that node: QuorumNodes.inOrder).
+          stamp: callStamp(),
           ...request.entry,
         });
         const result = await this.nodes.run(node, call, request.latest);
@@ -138,9 +141,22 @@ export class RedlockSemaphore extends LockShell<
     return held !== undefined && held <= inForce;
   }
 
-  /** One node's release of `token` (the Semaphore's: hands the permits to that node's queue). */
-  private releaseCall(token: string): ScriptCall<boolean> {
-    return semaphoreRelease(this.keys, { token, limit: this.options.limit });
+  /**
+   * A release of `token` (the Semaphore's: hands the permits to each node's queue), made per node
+   * as it goes out there (QuorumNodes.releaseOn), after the token's earlier calls to that node. It
+   * leaves the token's tombstone there, its stamp kept `keepMs`: since stamps are taken as calls go
+   * out, an attempt of the token sent to that node before this release has a lower stamp, and if
+   * it reaches the node after it (a client may re-send calls after a reset connection in another
+   * order than it was given them, issue 39) it takes nothing there; the token's attempts sent after
+   * this release (the same acquire call attempting again after a give-back) take as usual.
+   */
+  private releaseCall(token: string, keepMs: number): () => ScriptCall<boolean> {
+    return () =>
+      semaphoreRelease(this.keys, {
+        token,
+        limit: this.options.limit,
+        tombstone: { stamp: callStamp(), keepMs },
+      });
   }
 
   /**
@@ -150,7 +166,8 @@ export class RedlockSemaphore extends LockShell<
   protected sendRelease(token: string): Promise<boolean> {
     const { clock, ttlMs, nodeTimeoutMs } = this.options;
     const waitMs = answerWaitFor(nodeTimeoutMs, ttlMs);
-    return this.nodes.releaseEverywhere(token, () => this.releaseCall(token), waitMs, clock, ttlMs);
+    const release = () => this.releaseCall(token, ttlMs);
+    return this.nodes.releaseEverywhere(token, release, waitMs, clock, ttlMs);
   }
 
   /** @internal Compare-and-extend on every node: true once a quorum extended, false once none can. */

@@ -18,12 +18,13 @@ import { after, before, describe, test } from 'node:test';
 import { contextFor } from '../../src/adapters/client-context.js';
 import { runScript } from '../../src/adapters/run-script.js';
 import type { RedisClient } from '../../src/index.js';
-import { FairMutex, Mutex, RedlockMutex, ReentrantMutex } from '../../src/index.js';
+import { FairMutex, Mutex, RedlockMutex, ReentrantMutex, Semaphore } from '../../src/index.js';
 import type { ScriptCall } from '../../src/protocol/call.js';
 import { type HandOffAcquireResult, handOffAcquire, handOffRelease } from '../../src/protocol/hand-off.js';
 import type { LockKeys } from '../../src/protocol/keys.js';
 import { redlockAcquire, redlockRelease } from '../../src/protocol/redlock.js';
 import { reentrantAcquire, reentrantRelease } from '../../src/protocol/reentrant-mutex.js';
+import { semaphoreAcquire, semaphoreRelease } from '../../src/protocol/semaphore.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
 import { nameMaker, until, watchUnhandledRejections } from '../fixtures/helpers.js';
@@ -164,6 +165,49 @@ for (const kind of clientKinds) {
         assert.equal(await lock.isLocked(), false, 'nobody waits: the lock is free');
       });
     }
+
+    test('Semaphore: its give-back leaves the queue, and the next release does not hand it the permits', async () => {
+      // The Semaphore's release records the token that released last (a release re-sent after its
+      // reply was lost then still says it released). A release by that token that found it not
+      // holding answered so at once, without taking it out of the queue: the call that queued again
+      // with the same token stayed there, and the next release handed it the permit (a permit held
+      // by nobody until its TTL: the fault suite's key-left-behind in "redlock: lost replies on one
+      // node", where the RedlockSemaphore runs these scripts on each node).
+      const redis = clients[0] as TestClient;
+      const lock = new Semaphore(redis.client, freshName(), { limit: 1, ttlMs: TTL_MS });
+      const keys = lock.semaphoreKeys;
+      const run = <T>(call: ScriptCall<T>) => runScript(contextFor(redis.client), call);
+      const queueLength = async () => Number(await redis.command('LLEN', keys.queue));
+      const late1 = `late-${randomBytes(8).toString('hex')}`;
+      const attempt = () =>
+        semaphoreAcquire(keys, {
+          token: late1,
+          ttlMs: TTL_MS,
+          permits: 1,
+          limit: 1,
+          entryTtlMs: 60_000,
+          grantChannel: channelOf(lock.keys, redis.client),
+          label: '',
+        });
+      const giveBack = () => semaphoreRelease(keys, { token: late1, limit: 1 });
+
+      assert.equal((await run(attempt())).acquired, true);
+      const waiting = lock.acquire({ timeoutMs: 30_000 });
+      await until(async () => (await queueLength()) === 1, 'the other caller is queued');
+      // Too late to use: given back while it holds, so the other caller is handed the permit.
+      assert.equal(await run(giveBack()), true);
+      const other = await waiting;
+      // The same call queues again with the same token, then gives up.
+      assert.equal((await run(attempt())).acquired, false);
+      assert.equal(await queueLength(), 1, 'queued again');
+      await run(giveBack());
+      assert.equal(await queueLength(), 0, 'its give-back took it out of the queue');
+
+      assert.equal(await other.release(), true);
+      const holders = await redis.command('ZRANGE', keys.lock, '0', '-1');
+      assert.ok(!String(holders).includes(late1), 'the release handed the permit to a caller that gave up');
+      assert.equal(await lock.isLocked(), false, 'nobody waits: the semaphore is free');
+    });
 
     test('RedlockMutex: its give-back leaves every line, and the next release does not hand it the lock', async () => {
       const name = freshName();

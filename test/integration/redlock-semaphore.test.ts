@@ -26,6 +26,7 @@ import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { clientKinds, ioredisKind, type TestClient } from '../fixtures/clients.js';
 import { nameMaker, sleep, until, watchUnhandledRejections } from '../fixtures/helpers.js';
 import {
+  attemptAfterRelease,
   interceptScripts,
   lateGiveBack,
   lateNoScript,
@@ -466,6 +467,40 @@ describe('RedlockSemaphore', () => {
         0,
         `no permit left on server 2 (server 2's calls: ${server2.calls})`,
       );
+    } finally {
+      await gated.close();
+    }
+  });
+
+  test("an attempt that reaches a server after the same token's release takes no permit there", async () => {
+    // Issue 39, cause 2: a client re-sent the call's attempt and its release to server 2 after a
+    // reset connection, the release ahead of the attempt. Here server 2's client holds the attempt
+    // back until the release was answered, then sends it. The lease holds on servers 0 and 1 and is
+    // released; its release, run on server 2 first, finds nothing there; the attempt then took a
+    // permit for a token nobody holds, until its TTL (the fault suite's key-left-behind).
+    const lockName = name();
+    for (const script of Object.values(scripts)) await live[2]?.command('SCRIPT', 'LOAD', script.source);
+    const gated = await ioredisKind.create((servers[2] as RedisServer).url);
+    const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
+    const server2 = attemptAfterRelease(gated.client, semaphoreScripts);
+    try {
+      const semaphore = new RedlockSemaphore(
+        [live[0]?.client, live[1]?.client, gated.client] as TestClient['client'][],
+        lockName,
+        { limit: 1, ttlMs: 3_000, nodeTimeoutMs: 200, autoExtend: false },
+      );
+      const lease = await semaphore.acquire({ timeoutMs: 2_000 });
+      assert.equal(await lease.release(), true);
+      await server2.sent();
+      assert.deepEqual(server2.calls, ['acquire 1', 'release 1'], 'the attempt was held back');
+      for (const [i, client] of live.entries()) {
+        assert.equal(
+          await holdersOn(client, lockName),
+          0,
+          `no permit left on server ${i} (server 2's calls, sent in that order: release, then attempt)`,
+        );
+        assert.equal(await queuedOn(client, lockName), 0, `nobody queued on server ${i}`);
+      }
     } finally {
       await gated.close();
     }

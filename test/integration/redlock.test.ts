@@ -29,7 +29,7 @@ import {
   watchUnhandledRejections,
   within,
 } from '../fixtures/helpers.js';
-import { lateGiveBack, lateNoScript } from '../fixtures/late-give-back.js';
+import { attemptAfterRelease, lateGiveBack, lateNoScript } from '../fixtures/late-give-back.js';
 import { ownerTokenOf } from '../fixtures/lock-value.js';
 
 const PREFIX = 'locksmith';
@@ -141,6 +141,81 @@ describe('RedlockMutex', () => {
         undefined,
         `nobody holds server 2 (server 2's calls: ${server2.calls})`,
       );
+    } finally {
+      await Promise.all([...direct, gated].map((c) => c.close()));
+    }
+  });
+
+  test("an attempt that reaches a server after the same token's release takes no lock there", async () => {
+    // As the RedlockSemaphore's test of the same name (issue 39, cause 2: ioredis re-sent an attempt
+    // and its release on a new connection after both had run on a reset one, so the server ran the
+    // release, then the attempt again). Server 2's client holds the attempt back until the release
+    // was answered there: the release finds nothing, and the attempt took the free lock for nobody.
+    const lockName = `redlock-attempt-after-release-${process.pid}`;
+    const direct = await Promise.all(servers.slice(0, 3).map((s) => ioredisKind.create(s.url)));
+    const gated = await ioredisKind.create((servers[2] as RedisServer).url);
+    try {
+      for (const script of Object.values(scripts)) await direct[2]?.command('SCRIPT', 'LOAD', script.source);
+      const redlockScripts = { acquire: scripts.redlockAcquire, release: scripts.redlockRelease };
+      const server2 = attemptAfterRelease(gated.client, redlockScripts);
+      const clients = [direct[0], direct[1], gated].map((c) => (c as TestClient).client);
+      const lock = new RedlockMutex(clients, lockName, {
+        ttlMs: 3_000,
+        nodeTimeoutMs: 200,
+        autoExtend: false,
+      });
+      const lease = await lock.acquire({ timeoutMs: 2_000 });
+      assert.equal(await lease.release(), true);
+      await server2.sent();
+      assert.deepEqual(server2.calls, ['acquire 1', 'release 1'], 'the attempt was held back');
+      for (const [i, client] of direct.entries()) {
+        assert.equal(
+          await ownerOn(client, lockName),
+          undefined,
+          `nobody holds server ${i} (server 2's calls, sent in that order: release, then attempt)`,
+        );
+      }
+    } finally {
+      await Promise.all([...direct, gated].map((c) => c.close()));
+    }
+  });
+
+  test("an attempt held back behind the same token's hung call, then overtaken by its release, takes no lock", async () => {
+    // As the RedlockSemaphore's test of the same name: server 2 applies the call's first attempt
+    // but never answers it; the next attempt (after someone else's release hands the lock on) waits
+    // there behind it, goes out after the lease's release was made, and reaches server 2 after it.
+    const lockName = `redlock-attempt-behind-hung-${process.pid}`;
+    const direct = await Promise.all(servers.slice(0, 3).map((s) => ioredisKind.create(s.url)));
+    const gated = await ioredisKind.create((servers[2] as RedisServer).url);
+    try {
+      for (const script of Object.values(scripts)) await direct[2]?.command('SCRIPT', 'LOAD', script.source);
+      const redlockScripts = { acquire: scripts.redlockAcquire, release: scripts.redlockRelease };
+      const server2 = attemptAfterRelease(gated.client, redlockScripts, { behindHung: true });
+      const options = { ttlMs: 3_000, nodeTimeoutMs: 200, autoExtend: false };
+      const directClients = direct.map((c) => c.client);
+      const other = await new RedlockMutex(directClients, lockName, options).acquire();
+      const clients = [direct[0], direct[1], gated].map((c) => (c as TestClient).client);
+      const acquiring = new RedlockMutex(clients, lockName, options).acquire({ timeoutMs: 5_000 });
+      await until(() => server2.acquires() === 1, 'the first attempt reached server 2');
+      await sleep(100);
+      await other.release();
+      const lease = await acquiring;
+      assert.equal(await lease.release(), true);
+      await server2.sent();
+      await sleep(200);
+      // (A third attempt, the waiter's look after the hand-off window, may go out before the release.)
+      const { calls } = server2;
+      assert.ok(
+        calls.indexOf('acquire 2') < calls.indexOf('release 1'),
+        `went out before the release: ${calls}`,
+      );
+      for (const [i, client] of direct.entries()) {
+        assert.equal(
+          await ownerOn(client, lockName),
+          undefined,
+          `nobody holds server ${i} (server 2's calls, run in this order: release, then attempt 2)`,
+        );
+      }
     } finally {
       await Promise.all([...direct, gated].map((c) => c.close()));
     }

@@ -8,6 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { contextFor } from '../../src/adapters/client-context.js';
+import { runScript } from '../../src/adapters/run-script.js';
 import {
   type Clock,
   type Lease,
@@ -16,6 +18,7 @@ import {
   PermitsOverLimitError,
   Semaphore,
 } from '../../src/index.js';
+import { semaphoreAcquire } from '../../src/protocol/semaphore.js';
 import { type Child, spawnChild } from '../fixtures/child.js';
 import { type ClientKind, clientKinds } from '../fixtures/clients.js';
 import { awaitedLater, nameMaker, redisForSuite, sleep, until, within } from '../fixtures/helpers.js';
@@ -188,6 +191,31 @@ for (const kind of clientKinds) {
       assert.deepEqual(state.holders.map((h) => h.token).sort(), [y.token, z.token].sort());
       assert.ok(await y.isOwned());
       await Promise.all([y.release(), z.release()]);
+    });
+
+    test("permits a release hands to a waiter with a shorter TTL expire with the waiter's lease", async () => {
+      // The release removes its holder, the last one: the sorted set goes away, and the waiter's
+      // permits make a new one. Its expiry was set only when it was later than the latest holder's
+      // as read before the release (the releaser's, longer): the new key had no TTL, and a waiter
+      // gone meanwhile left it for good (the fault suite's key-without-expiry, issue 39). The waiter
+      // is a queue entry here (its attempt's script call): nothing of it runs after the hand-off.
+      const name = freshName();
+      const semaphore = sem(name, 1);
+      const holder = await semaphore.acquire({ ttlMs: 60_000 });
+      const waiter = semaphoreAcquire(semaphore.semaphoreKeys, {
+        token: 'waiter-token',
+        ttlMs: 2_000,
+        permits: 1,
+        limit: 1,
+        entryTtlMs: 60_000,
+        grantChannel: `${semaphore.keys.grantedChannelPrefix}nobody`,
+        label: '',
+      });
+      assert.equal((await runScript(contextFor(redis.a.client), waiter)).acquired, false);
+      assert.equal(await holder.release(), true);
+      assert.equal((await semaphore.inspect()).holders[0]?.token, 'waiter-token', 'handed the permit');
+      const pttl = Number(await redis.a.command('PTTL', semaphore.keys.lock));
+      assert.ok(pttl > 0 && pttl <= 2_000, `the key expires with the waiter's lease (PTTL ${pttl})`);
     });
 
     test('setLimit: a raised limit serves the queue, holders above a lowered one keep their permits', async () => {

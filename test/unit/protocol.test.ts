@@ -67,12 +67,14 @@ const calls = {
     placeAgeMs: 40.6,
     handOffAfterMs: 5,
     nowMs: 1_795_000_000_200.5,
+    stamp: 1_795_000_000_200_123,
   }),
   redlockRelease: redlockRelease(keys, {
     token,
     skipUnreached: true,
     handOffAfterMs: 5,
     nowMs: 1_795_000_000_300,
+    tombstone: { stamp: 1_795_000_000_300_456, keepMs: 1000 },
   }),
   serverCheck: serverCheck('p:probe'),
   reentrantAcquire: reentrantAcquire(rkeys, {
@@ -154,7 +156,8 @@ describe('typed script calls', () => {
     assert.deepEqual(calls.multiAcquire.args, [token, '1000', '300', 'g', 'host:1']);
     assert.deepEqual(multiExtend([keys, other], token, 1000).keys, [keys.lock, other.lock]);
     assert.deepEqual(multiRelease([keys, other], token).keys, [...nameKeys(keys), ...nameKeys(other)]);
-    assert.deepEqual(calls.redlockAcquire.keys, [keys.lock, keys.fence, keys.line, keys.waiting]);
+    const tombstone = `${keys.releasedPrefix}${token}`;
+    assert.deepEqual(calls.redlockAcquire.keys, [keys.lock, keys.fence, keys.line, keys.waiting, tombstone]);
     assert.deepEqual(calls.redlockAcquire.args, [
       token,
       '1000',
@@ -168,14 +171,17 @@ describe('typed script calls', () => {
       '41',
       String(PLACE_TOLERANCE_MS),
       'host:1',
+      '1795000000200123',
     ]);
-    assert.deepEqual(calls.redlockRelease.keys, [keys.lock, keys.fence, keys.line, keys.waiting]);
+    assert.deepEqual(calls.redlockRelease.keys, [keys.lock, keys.fence, keys.line, keys.waiting, tombstone]);
     assert.deepEqual(calls.redlockRelease.args, [
       token,
       '1',
       '5',
       '1795000000300',
       String(PLACE_TOLERANCE_MS),
+      '1795000000300456',
+      '1000',
     ]);
     assert.deepEqual(calls.raiseFence.args, ['1700000000000123']);
     assert.deepEqual(calls.raiseFence.decode([1, 1_700_000_000_000_124]), {

@@ -16,10 +16,11 @@ const calls = semaphoreCalls(keys, token);
 describe('Semaphore protocol', () => {
   test("keys and arguments are placed as the headers say, every key in the name's hash tag", () => {
     const queue = [keys.lock, keys.fence, keys.queue, extra.waiters, extra.limit];
-    assert.deepEqual(calls.semaphoreAcquire.keys, queue);
-    assert.deepEqual(calls.semaphoreAcquire.args, [token, '1000', '2', '3', '300', 'g', 'host:1']);
-    assert.deepEqual(calls.semaphoreRelease.keys, [...queue, keys.lastReleased]);
-    assert.deepEqual(calls.semaphoreRelease.args, [token, '3']);
+    // A Semaphore's calls name the token's release tombstone but read or write none ('' stamps).
+    assert.deepEqual(calls.semaphoreAcquire.keys, [...queue, keys.releasedPrefix + token]);
+    assert.deepEqual(calls.semaphoreAcquire.args, [token, '1000', '2', '3', '300', 'g', 'host:1', '']);
+    assert.deepEqual(calls.semaphoreRelease.keys, [...queue, keys.lastReleased, keys.releasedPrefix + token]);
+    assert.deepEqual(calls.semaphoreRelease.args, [token, '3', '', '']);
     assert.deepEqual(calls.semaphoreExtend.keys, [keys.lock]);
     assert.deepEqual(calls.semaphoreInspect.keys, [keys.lock, keys.fence, keys.queue, extra.limit]);
     assert.deepEqual(calls.semaphoreSetLimit.args, ['4']);

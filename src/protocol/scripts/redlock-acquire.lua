@@ -27,8 +27,17 @@
 --          off moves in the line by at most this much (the place of a clock that is right, one
 --          request's latency late, is kept as sent: the same number on every server); ARGV[9] too
 -- ARGV[12] the holder label stored with the lock while this call holds it ('' for none; holder.lua)
+-- KEYS[5] this token's release tombstone: the stamp of the latest of its releases this server ran
+--         (redlock-release.lua's KEYS[5]); read only with ARGV[13]
+-- ARGV[13] this attempt's stamp: when its client sent it to this server (redlock/call-stamp.ts: it
+--          only grows in one process, and a release is stamped as it goes out to each server, so
+--          one sent to this server after this attempt has a higher one); '' for none
 -- Reply: as hand-off-acquire.lua's: {1, fencing token, server time ms} when acquired (now, or by an
---        earlier hand-off, whose TTL is then restarted); {0, wait bound in ms, server time ms}.
+--        earlier hand-off, whose TTL is then restarted); {0, wait bound in ms, server time ms}; and
+--        {0, -1, server time ms}, nothing changed, when KEYS[5] shows this server ran a release of
+--        this token sent after this attempt (a stamp above ARGV[13]) and the token does not hold the
+--        lock: the attempt came late (a client re-sent it after a reset connection, behind that
+--        release), and nobody would hold what it took.
 -- Fencing tokens step over whole seconds of server time rather than microseconds (next-fence.lua):
 -- the servers' counters then move together, one per grant, and the highest token of a quorum is
 -- usually already on a quorum. Tokens still only grow, and a server that lost its counter starts
@@ -42,6 +51,7 @@
 -- #include grant-waiter.lua
 -- #include take-free.lua
 -- #include acquire-or-queue.lua
+-- #include release-stamp.lua
 local t, now = server_time()
 local taken_at, tolerance = now - tonumber(ARGV[10]), tonumber(ARGV[11])
 local place = string.format('%d',
@@ -49,4 +59,7 @@ local place = string.format('%d',
 local line = placed_line(KEYS[3], KEYS[4], place, tonumber(ARGV[8]), tonumber(ARGV[9]), tolerance)
 local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
+if not (holder and holder.token == ARGV[1]) and released_after(KEYS[5], ARGV[13]) then
+  return {0, -1, now}
+end
 return acquire_or_queue(lock, holder, released, ARGV, ARGV[12] or '', t, now)

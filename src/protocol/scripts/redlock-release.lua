@@ -13,6 +13,10 @@
 -- ARGV[5] the tolerance in ms: ARGV[4] further than this from this server's clock is moved to that
 --         bound (redlock-acquire.lua's ARGV[11]), so a releaser whose clock is off delays a due
 --         waiter by at most this much
+-- KEYS[5] this token's release tombstone, read by redlock-acquire.lua's KEYS[5]; written only with
+--         ARGV[6]
+-- ARGV[6] this release's stamp: when its client sent it (redlock/call-stamp.ts); '' for none
+-- ARGV[7] how long the tombstone is kept, in ms: the lease TTL, an attempt's validity ('' for none)
 -- Reply: as hand-off-release.lua's: 1 when this token held the lock (it now belongs to the next live
 --        waiter, or is free), or released it last; 0 when it did not (its place is removed).
 -- A hand-off publishes "token:fencing token:server time ms" on the waiter's channel.
@@ -24,6 +28,8 @@
 -- #include notify.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
+-- #include release-stamp.lua
+note_release(KEYS[5], ARGV[6], ARGV[7])
 local line = placed_line(KEYS[3], KEYS[4], nil, tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]))
 local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
 local holder, released = decode_holder(redis.call('get', KEYS[1]))

@@ -13,6 +13,12 @@
 --         that never queues (tryAcquire)
 -- ARGV[6] the channel this waiter hears its hand-off on
 -- ARGV[7] the holder label stored with the permits while this call holds them ('' for none)
+-- KEYS[6] this token's release tombstone: the stamp of the latest of its releases this server ran
+--         (semaphore-release.lua's KEYS[7]); read only with ARGV[8]
+-- ARGV[8] this attempt's stamp, a RedlockSemaphore's: when its client sent it to this server
+--         (redlock/call-stamp.ts: it only grows in one process, and a release is stamped as it goes
+--         out to each server, so one sent to this server after this attempt has a higher one); ''
+--         for none (a Semaphore's: one server, one connection in order; no tombstone is read)
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off whose
 --        message may still be on its way: its TTL is then restarted, so the caller may count it from
 --        when it sent this request);
@@ -23,6 +29,10 @@
 --        (any of them may be handed permits and crash). -1 when nothing bounds it.
 --        {-1, limit, server time ms} when ARGV[3] is more than the limit in force (lowered by
 --        setLimit): the request could never be granted, and it leaves the queue.
+--        {0, -1, server time ms} too, with nothing changed, when KEYS[6] shows this server ran a
+--        release of this token sent after this attempt (a stamp above ARGV[8]): the attempt came
+--        late (a client re-sent it after a reset connection, behind that release), and nobody would
+--        hold what it took. The token's attempts sent after that release take as usual.
 -- Permits go to the caller only when no live waiter is ahead of it (after the queue was served
 -- with the free permits) and enough are free. Costs O(holders + waiters) when not acquired.
 -- Enough permits free and nobody queued (the uncontended path) grants before the queue's code is
@@ -30,16 +40,18 @@
 -- #include server-time.lua
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
+-- #include release-stamp.lua
 local t, now = server_time()
 local me, ttl, permits, label = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[7] or ''
 
 local holders = read_holders(KEYS[1], now, me)
+if holders and holders.mine then
+  hold_for(holders, holders.mine.member, ttl, now)
+  return {1, holders.mine.fence, now}
+end
+if released_after(KEYS[6], ARGV[8]) then return {0, -1, now} end
 local limit, head
 if holders then
-  if holders.mine then
-    hold_for(holders, holders.mine.member, ttl, now)
-    return {1, holders.mine.fence, now}
-  end
   -- The limit in force: the one setLimit stored, else the caller's. Read once.
   limit = tonumber(redis.call('get', KEYS[5]) or ARGV[4])
   if permits <= limit - holders.held then

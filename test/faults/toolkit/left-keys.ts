@@ -3,7 +3,8 @@
  * not only its count: who holds the key on each node (the token, the stored value, how long it
  * still lives), the workers' events with that token (its grant, its give-backs), and, when the
  * nodes sat behind proxies that traced them, every script call that carried the token, per node,
- * in the order the node saw them, with what became of each (its reply, NOSCRIPT, lost, dropped).
+ * in the order the node saw them, with what became of each (its reply, NOSCRIPT, lost, dropped),
+ * and who sent it: the worker and its client kind ("w2 node-redis-5"), and the proxy's connection.
  */
 import type { Redis as IORedis } from 'ioredis';
 import { ownerTokenOf } from '../../fixtures/lock-value.js';
@@ -60,7 +61,8 @@ function describeCall(call: TracedCommand, token: string, t0: number): string {
   const args = call.args.map((a) => (a === token ? '<token>' : a.length > 40 ? `${a.slice(0, 37)}...` : a));
   const answered = call.at === undefined ? '' : ` → @${(call.at - t0).toFixed(1)}`;
   return (
-    `@${(call.t - t0).toFixed(1)} conn ${call.connection} ${call.name} ${call.script ?? '?'} ` +
+    `@${(call.t - t0).toFixed(1)} ${call.client ?? '?'} conn ${call.connection} ` +
+    `${call.name} ${call.script ?? '?'} ` +
     `[${args.join(' ')}]${answered} ${call.outcome ?? '(no reply: connection closed)'}`
   );
 }

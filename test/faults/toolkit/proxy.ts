@@ -27,6 +27,8 @@ export interface ProxiedCommand {
   readonly script: string | undefined;
   /** Which proxied connection carries it. */
   readonly connection: number;
+  /** The label of the entrance the connection came in by (`FaultProxy.entrance`), if any. */
+  readonly client: string | undefined;
 }
 
 /** Decides, per command, what the proxy does with it. */
@@ -55,6 +57,11 @@ export interface TracedCommand {
   /** When it reached the proxy from the client (mono ms). */
   readonly t: number;
   readonly connection: number;
+  /**
+   * The label of the entrance its connection came in by (`FaultProxy.entrance`: the fault suite
+   * gives each worker its own, named after the worker and its client kind), if any.
+   */
+  readonly client: string | undefined;
   readonly name: string;
   readonly script: string | undefined;
   /** Its key count, keys and arguments (not an EVAL's source). */
@@ -66,6 +73,18 @@ export interface TracedCommand {
   outcome?: string;
   /** When its reply (or its fate) reached the proxy (mono ms). */
   at?: number;
+}
+
+/** A TCP server listening on a free port of 127.0.0.1, and that port. */
+async function listenOnFreePort(): Promise<{ server: Server; port: number }> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  if (!address || typeof address !== 'object') throw new Error('proxy: no address');
+  return { server, port: address.port };
 }
 
 interface Pending {
@@ -81,6 +100,8 @@ function replySummary(frame: Buffer): string {
 
 interface Link {
   readonly id: number;
+  /** The label of the entrance it came in by (`FaultProxy.entrance`), if any. */
+  readonly label: string | undefined;
   readonly client: Socket;
   server: Socket | undefined;
   clientBuf: Buffer;
@@ -124,6 +145,8 @@ export class FaultProxy {
   readonly stats: ProxyStats = { connections: 0, resets: 0, dropped: 0, swallowed: 0, blackholedBytes: 0 };
 
   private readonly links = new Set<Link>();
+  /** The listeners `entrance` opened, closed with the proxy. */
+  private readonly entrances: Server[] = [];
   private blackholing = false;
   private nextId = 1;
 
@@ -134,14 +157,8 @@ export class FaultProxy {
   ) {}
 
   static async start(target: { host?: string; port: number }): Promise<FaultProxy> {
-    const server = createServer();
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
-    });
-    const address = server.address();
-    if (!address || typeof address !== 'object') throw new Error('proxy: no address');
-    const proxy = new FaultProxy(server, address.port, {
+    const { server, port } = await listenOnFreePort();
+    const proxy = new FaultProxy(server, port, {
       host: target.host ?? '127.0.0.1',
       port: target.port,
     });
@@ -151,6 +168,20 @@ export class FaultProxy {
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /**
+   * Another way in, on a port of its own, to the same proxy (the same rules, delays and trace): the
+   * connections that come in by it carry `label` in the trace. The fault suite gives each worker
+   * one, so a traced call names the worker and its client kind, whichever client library it uses
+   * (a label the client itself sent, as CLIENT SETNAME, would depend on each library). Resolves
+   * with its URL.
+   */
+  async entrance(label: string): Promise<string> {
+    const { server, port } = await listenOnFreePort();
+    server.on('connection', (socket) => this.accept(socket, label));
+    this.entrances.push(server);
+    return `redis://127.0.0.1:${port}`;
   }
 
   /** From now on bytes vanish both ways on every connection, existing and new. */
@@ -178,14 +209,19 @@ export class FaultProxy {
 
   async close(): Promise<void> {
     this.resetAll();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await Promise.all(
+      [this.server, ...this.entrances].map(
+        (server) => new Promise<void>((resolve) => server.close(() => resolve())),
+      ),
+    );
   }
 
-  private accept(client: Socket): void {
+  private accept(client: Socket, label?: string): void {
     this.stats.connections += 1;
     client.setNoDelay(true);
     const link: Link = {
       id: this.nextId++,
+      label,
       client,
       server: undefined,
       clientBuf: Buffer.alloc(0),
@@ -236,11 +272,23 @@ export class FaultProxy {
         link.pubsub = true;
         link.pending.length = 0;
       }
-      const command: ProxiedCommand = { name, script: scriptOf(request.args), connection: link.id };
+      const command: ProxiedCommand = {
+        name,
+        script: scriptOf(request.args),
+        connection: link.id,
+        client: link.label,
+      };
       const action = link.pubsub || !this.rule ? 'forward' : this.rule(command);
       const traced =
         this.trace && name.startsWith('EVAL')
-          ? { t: mono(), connection: link.id, name, script: command.script, args: request.args.slice(2) }
+          ? {
+              t: mono(),
+              connection: link.id,
+              client: link.label,
+              name,
+              script: command.script,
+              args: request.args.slice(2),
+            }
           : undefined;
       if (traced) this.trace?.push(traced);
       if (action === 'drop') {
