@@ -24,6 +24,11 @@ const SERVER_TIME_RESOLUTION_MS = 1;
 export class Waiter {
   private anchorSentAt = Number.NaN;
   private anchorServerMs = Number.NaN;
+  /**
+   * Only a reply to a request sent at or after this local instant anchors: the latest anchor's
+   * request, or the last hand-off taken (see `handOff`).
+   */
+  private anchorsFrom = Number.NEGATIVE_INFINITY;
   private heard: { fencingToken: number; grantServerMs: number; receivedAt: number } | undefined;
   /**
    * The newest grant this call already had, by fencing token (from a reply or a hand-off it took).
@@ -51,9 +56,13 @@ export class Waiter {
    * arrival.
    */
   anchor(sentAt: number, serverTimeMs: number, queued = false): void {
+    if (queued && this.arrival.ms === 0) this.arrival.ms = serverTimeMs;
+    // A late reply to an earlier request (one the waiting loop abandoned) would move the anchor back
+    // before a give-back that took a later grant away, and that grant's message would pass as fresh.
+    if (sentAt < this.anchorsFrom) return;
+    this.anchorsFrom = sentAt;
     this.anchorSentAt = sentAt;
     this.anchorServerMs = serverTimeMs;
-    if (queued && this.arrival.ms === 0) this.arrival.ms = serverTimeMs;
   }
 
   /**
@@ -120,8 +129,13 @@ export class Waiter {
     const stepped = estimate > heard.receivedAt + SERVER_TIME_RESOLUTION_MS;
     const sentAt = stepped ? floor : Math.max(floor, Math.min(estimate, heard.receivedAt));
     // One-shot: if this grant turns out unusable (no validity left) it is handed on, and only a
-    // later hand-off may be taken.
+    // later hand-off may be taken. That give-back releases whatever this token holds by then, a
+    // later grant too (found by the fault suite, Semaphore, workers paused at random): so the next
+    // hand-off counts only once a request sent after this one anchored it, and is then stale if older.
     this.heard = undefined;
+    this.anchorSentAt = Number.NaN;
+    this.anchorServerMs = Number.NaN;
+    this.anchorsFrom = this.clock.now();
     this.noteGrant(heard.fencingToken);
     return { fencingToken: heard.fencingToken, sentAt };
   }

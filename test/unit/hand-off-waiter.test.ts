@@ -122,3 +122,33 @@ test('Waiter: its arrival is the server time of the first reply that queued it, 
   waiter.anchor(300, 10_200, true);
   assert.equal(waiter.arrivalMs, 10_000);
 });
+
+// Found by the fault suite ('workers paused at random (SIGSTOP)', Semaphore/2: an overlap, and a lease
+// valid past its permits): a worker stopped twice took an old hand-off with no validity left, and its
+// give-back released the permits a later hand-off had given the same token meanwhile; the late reply
+// of an attempt abandoned across the second stop then anchored that later hand-off's message, which
+// was taken as a grant while the next waiter held every permit.
+test('Waiter: after a hand-off is taken, only a request sent later anchors the next one', () => {
+  const now = { t: 0 };
+  const waiter = waiterAt(now);
+  waiter.anchor(100, 10_000, true); // queued
+  // Handed off at server 10,100 (token 5) while the process was stopped; heard at 1,000.
+  now.t = 1_000;
+  assert.equal(waiter.hear('tok:5:10100'), true);
+  // Attempt C, sent at 1,001, queued the call again at server 11,000 (token 5 had expired), and the
+  // process was stopped before its reply was read. At server 11,300 the permits were handed to this
+  // call again (token 9). Resumed at 1,800: C is abandoned, and token 5 is taken, with no validity
+  // left: the waiting loop gives it back, which releases token 9's permits.
+  now.t = 1_800;
+  assert.equal(waiter.handOff()?.fencingToken, 5);
+  // Then C's late reply arrives, and token 9's message.
+  waiter.anchor(1_001, 11_000, true);
+  assert.equal(waiter.hear('tok:9:11300'), true);
+  assert.equal(waiter.handOff(), undefined, 'the give-back took that grant away');
+  // The next attempt, sent after the give-back, anchors: token 9's hand-off is older, so stale.
+  waiter.anchor(1_810, 11_810, true);
+  assert.equal(waiter.handOff(), undefined);
+  now.t = 1_900;
+  assert.equal(waiter.hear('tok:12:11900'), true, 'a later hand-off is heard');
+  assert.equal(waiter.handOff()?.fencingToken, 12);
+});
