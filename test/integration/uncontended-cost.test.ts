@@ -72,10 +72,13 @@ describe(`uncontended cycles pay only for what is used (${kind.name})`, () => {
     assert.deepEqual(await measure(cycleOf(lock)), { ...hot, hkeys: 1 });
   });
 
-  test('RedlockMutex (one server here): 8 commands per server', async () => {
+  // 11: the Mutex's 8, and the release's tombstone (a GET and a SET) and the attempt's read of it
+  // (a GET): a client's re-sent attempt that reaches a server after its token's release takes
+  // nothing there (issue 39).
+  test('RedlockMutex (one server here): 11 commands per server', async () => {
     const lock = new RedlockMutex([redis.a.client], name());
     await measure(cycleOf(lock));
-    assert.deepEqual(await measure(cycleOf(lock)), hot);
+    assert.deepEqual(await measure(cycleOf(lock)), { ...hot, get: hot.get + 2, set: hot.set + 1 });
   });
 
   test('a release re-sent after the next caller took the lock still reports that it released', async () => {

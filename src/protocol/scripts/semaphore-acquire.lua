@@ -14,7 +14,7 @@
 -- ARGV[6] the channel this waiter hears its hand-off on
 -- ARGV[7] the holder label stored with the permits while this call holds them ('' for none)
 -- KEYS[6] this token's release tombstone: the stamp of the latest of its releases this server ran
---         (semaphore-release.lua's KEYS[7]); read only with ARGV[8]
+--         (the key semaphore-release.lua writes); read only with ARGV[8]
 -- ARGV[8] this attempt's stamp, a RedlockSemaphore's: when its client sent it to this server
 --         (redlock/call-stamp.ts: it only grows in one process, and a release is stamped as it goes
 --         out to each server, so one sent to this server after this attempt has a higher one); ''
