@@ -41,6 +41,8 @@ async function retryGiveBack(
     const delayMs = backoff.next();
     if (last instanceof LockError || !worthRetrying(clock.now() + delayMs)) throw last;
     await new Promise((resolve) => setTimeout(resolve, delayMs));
+    // A busy process's timer fires late: asked again, so that no retry goes out after the TTL.
+    if (!worthRetrying(clock.now())) throw last;
     try {
       return await send();
     } catch (retryError) {
