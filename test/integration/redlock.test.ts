@@ -53,6 +53,19 @@ async function ownerOn(client: TestClient, name: string): Promise<string | undef
   return owner === '' ? undefined : owner;
 }
 
+/**
+ * Waits until `lease` holds `name` on every node. An acquisition counts once a quorum granted it,
+ * and the other nodes' grants may land later (a reply slower than the rest): a waiter started
+ * before then may take such a node's free lock, hold a minority and step to the back of the line,
+ * so a test that reads the lines or the order of hand-offs starts its waiters after this.
+ */
+async function heldOnEveryNode(clients: readonly TestClient[], name: string, lease: Lease): Promise<void> {
+  await until(
+    async () => (await Promise.all(clients.map((c) => ownerOn(c, name)))).every((o) => o === lease.token),
+    'the holder holds every node',
+  );
+}
+
 describe('RedlockMutex', () => {
   const servers: RedisServer[] = [];
   before(async () => {
@@ -351,6 +364,7 @@ describe('RedlockMutex', () => {
         wallNow: () => Date.now() + offsetMs,
       });
       const holder = await new RedlockMutex(nodes, lockName, options).acquire();
+      await heldOnEveryNode(clients, lockName, holder);
       const served: string[] = [];
       const join = async (label: string, offsetMs: number, count: number) => {
         const waiting = new RedlockMutex(nodes, lockName, { ...options, clock: skewed(offsetMs) })
@@ -413,6 +427,7 @@ describe('RedlockMutex', () => {
           ),
       );
       holder = await (locks[0] as RedlockMutex).acquire();
+      await heldOnEveryNode(sets[0] as TestClient[], lockName, holder);
       const order: number[] = [];
       for (const i of [1, 2, 3]) {
         waiting.push(
@@ -434,9 +449,7 @@ describe('RedlockMutex', () => {
         const joinedAt = Date.now();
         await until(async () => Date.now() > joinedAt, 'the wall clock moved on');
       }
-      // Every node has the same waiters in the same order. Read until they agree: a waiter whose
-      // attempt a loaded node answered late leaves that node's line and joins it again at the same
-      // place, so one snapshot may catch it out of one line (CI: node 1's line lacked its first).
+      // Every node has the same waiters in the same order.
       let seen = '';
       await until(
         async () => {
@@ -507,6 +520,7 @@ describe('RedlockMutex', () => {
         return Number(await node0.command('ZSCORE', keys.line, member as string));
       };
       const first = await holder.acquire();
+      await heldOnEveryNode(holderSet, lockName, first);
       let waiterLease: Lease | undefined;
       const waiting = waiter.acquire({ timeoutMs: 15_000 }).then((lease) => {
         waiterLease = lease;
@@ -544,6 +558,7 @@ describe('RedlockMutex', () => {
       );
       const shortKeys = lockKeys(PREFIX, `${lockName}-short`);
       const second = await shortHolder.acquire();
+      await heldOnEveryNode(holderSet, `${lockName}-short`, second);
       const alone = shortWaiter.acquire({ timeoutMs: 15_000 });
       const node0 = holderSet[0] as TestClient;
       await until(
