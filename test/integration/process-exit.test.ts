@@ -38,7 +38,9 @@ function runChild(args: string[]): Promise<{ alive: string[]; code: number | nul
   });
 }
 
-describe('a process exits once its client is closed', () => {
+// Three children at once: each is its own process on its own lock name, and the file was the
+// longest of npm test run one by one (63 children, about 2 s each).
+describe('a process exits once its client is closed', { concurrency: 3 }, () => {
   let server: Awaited<ReturnType<typeof startRedis>>;
   before(async () => {
     server = await startRedis();
