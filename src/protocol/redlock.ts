@@ -80,7 +80,7 @@ export function redlockRelease(
     readonly handOffAfterMs: number;
     readonly nowMs: number;
     /**
-     * This release's stamp (`callStamp()`), kept `keepMs` (the lease TTL) in the token's tombstone
+     * This release's stamp (`callStamp()`), kept `keepMs` (`releaseTombstone`) in the token's tombstone
      * on the server, where an attempt of the token stamped earlier that comes after it takes nothing.
      * Absent: none is written.
      */

@@ -133,7 +133,7 @@ export function semaphoreRelease(
     readonly token: string;
     readonly limit: number;
     /**
-     * A RedlockSemaphore's: this release's stamp (`callStamp()`), kept `keepMs` (the lease TTL) in
+     * A RedlockSemaphore's: this release's stamp (`callStamp()`), kept `keepMs` (`releaseTombstone`) in
      * the token's tombstone on the server, where an attempt of the token stamped earlier that comes
      * after it takes nothing. Absent (a Semaphore's): none is written.
      */

@@ -13,3 +13,15 @@ export function callStamp(): number {
   last = Math.max(last + 1, Date.now() * 1000);
   return last;
 }
+
+/**
+ * How long a server keeps a release's tombstone at least: a client re-sends the calls of a reset
+ * connection once it has reconnected, which may take longer than a short TTL, so the tombstone
+ * outlives the TTL by far (the key is small: one per released token).
+ */
+export const TOMBSTONE_MIN_KEEP_MS = 60_000;
+
+/** A release's tombstone: its stamp, taken now, kept the TTL of the calls it follows and at least a minute. */
+export function releaseTombstone(ttlMs: number): { readonly stamp: number; readonly keepMs: number } {
+  return { stamp: callStamp(), keepMs: Math.max(ttlMs, TOMBSTONE_MIN_KEEP_MS) };
+}

@@ -16,7 +16,7 @@ import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import { redlockAcquire, redlockRelease } from '../protocol/redlock.js';
 import { checkClientList, checkName } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
-import { callStamp } from './call-stamp.js';
+import { callStamp, releaseTombstone } from './call-stamp.js';
 import { answerWaitFor, nodeTimeoutFor, type QuorumKind, quorumAttempts } from './quorum-acquire.js';
 import { nodeContexts, QuorumNodes, type RedlockState } from './quorum-nodes.js';
 import { type RedlockOptions, resolveRedlockOptions } from './redlock-options.js';
@@ -107,7 +107,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   /**
    * A release of `token`, made per node as it goes out there (QuorumNodes.releaseOn), with one
    * wall-clock reading for every node. It leaves the token's tombstone there, its stamp kept
-   * `keepMs`: an attempt of the token sent to that node before this release that reaches it after
+   * `keepMs`, a minute at least (`releaseTombstone`): an attempt of the token sent to that node before this release that reaches it after
    * it takes nothing there (issue 39; see RedlockSemaphore's `releaseCall`).
    */
   private releaseCall(token: string, keepMs: number): () => ScriptCall<boolean> {
@@ -119,7 +119,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
         handOffAfterMs: this.options.handOffAfterMs,
         nowMs,
         // Taken as it goes out to the node (after the token's earlier calls there).
-        tombstone: { stamp: callStamp(), keepMs },
+        tombstone: releaseTombstone(keepMs),
       });
   }
 

@@ -17,7 +17,7 @@ import {
 } from '../protocol/semaphore.js';
 import { checkClientList, checkName, checkPermits } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
-import { callStamp } from './call-stamp.js';
+import { callStamp, releaseTombstone } from './call-stamp.js';
 import { answerWaitFor, nodeTimeoutFor, type QuorumKind, quorumAttempts } from './quorum-acquire.js';
 import { permitsSeen, quorumHolders, type RedlockSemaphoreState } from './quorum-holders.js';
 import { nodeContexts, QuorumNodes } from './quorum-nodes.js';
@@ -144,7 +144,8 @@ export class RedlockSemaphore extends LockShell<
   /**
    * A release of `token` (the Semaphore's: hands the permits to each node's queue), made per node
    * as it goes out there (QuorumNodes.releaseOn), after the token's earlier calls to that node. It
-   * leaves the token's tombstone there, its stamp kept `keepMs`: since stamps are taken as calls go
+   * leaves the token's tombstone there, its stamp kept `keepMs`, a minute at least
+   * (`releaseTombstone`): since stamps are taken as calls go
    * out, an attempt of the token sent to that node before this release has a lower stamp, and if
    * it reaches the node after it (a client may re-send calls after a reset connection in another
    * order than it was given them, issue 39) it takes nothing there; the token's attempts sent after
@@ -155,7 +156,7 @@ export class RedlockSemaphore extends LockShell<
       semaphoreRelease(this.keys, {
         token,
         limit: this.options.limit,
-        tombstone: { stamp: callStamp(), keepMs },
+        tombstone: releaseTombstone(keepMs),
       });
   }
 

@@ -500,6 +500,10 @@ describe('RedlockSemaphore', () => {
           `no permit left on server ${i} (server 2's calls, sent in that order: release, then attempt)`,
         );
         assert.equal(await queuedOn(client, lockName), 0, `nobody queued on server ${i}`);
+        // Kept a minute, not the 3 s TTL: a client may re-send the attempt after a longer reconnect.
+        const tombstone = `${lockKeys(PREFIX, lockName).releasedPrefix}${lease.token}`;
+        const keptMs = Number(await client.command('PTTL', tombstone));
+        assert.ok(keptMs > 30_000, `server ${i} keeps the release's tombstone a minute (${keptMs} ms left)`);
       }
     } finally {
       await gated.close();

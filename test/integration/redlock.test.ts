@@ -187,6 +187,10 @@ describe('RedlockMutex', () => {
           undefined,
           `nobody holds server ${i} (server 2's calls, sent in that order: release, then attempt)`,
         );
+        // Kept a minute, not the 3 s TTL: a client may re-send the attempt after a longer reconnect.
+        const tombstone = `${lockKeys(PREFIX, lockName).releasedPrefix}${lease.token}`;
+        const keptMs = Number(await client.command('PTTL', tombstone));
+        assert.ok(keptMs > 30_000, `server ${i} keeps the release's tombstone a minute (${keptMs} ms left)`);
       }
     } finally {
       await Promise.all([...direct, gated].map((c) => c.close()));
