@@ -1,4 +1,4 @@
-/** Types for readme-blocks.mjs (plain JavaScript, so that check-readme.mjs runs without a loader). */
+/** Types for readme-blocks.mjs (plain JavaScript, so that typecheck.mjs runs without a loader). */
 export interface ReadmeBlock {
   readonly index: number;
   readonly code: string;

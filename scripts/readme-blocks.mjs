@@ -1,5 +1,5 @@
 // The ```ts blocks of the user documentation (README.md and docs/*.md but docs/design.md), shared by
-// scripts/check-readme.mjs (type-checks them all) and test/integration/readme.test.ts (runs them).
+// scripts/typecheck.mjs (type-checks them all) and test/integration/readme.test.ts (runs them).
 // A block whose first line is a `// not run: <why>` comment cannot run on its own (it needs
 // something the test cannot give it); it is still type-checked, and the test counts it as skipped,
 // with the reason. A `// → text` comment in a block says what it prints: the test checks that some

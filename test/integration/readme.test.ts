@@ -5,7 +5,7 @@
  * three more (for the RedlockMutex example, which needs independent servers). A block that imports
  * node-redis runs on node-redis 6 (as written), 5 and 4. Each must exit 0 and by itself (no client
  * left open, no timer keeping the process alive) within a bound, and print what its `// → text`
- * comments say. Blocks marked `// not run: <why>` are only type-checked (scripts/check-readme.mjs);
+ * comments say. Blocks marked `// not run: <why>` are only type-checked (scripts/typecheck.mjs);
  * the test says how many it ran.
  */
 import assert from 'node:assert/strict';
