@@ -87,15 +87,22 @@ describe('fault-suite checker', () => {
     assert.equal(report.totalViolations, 0);
   });
 
-  test('a grant judged at its hand-out: expired by then is flagged; expired while its caller had not yet looked is not', () => {
+  test("a grant judged at the library's last check before its hand-out: expired by then is flagged; expired while its caller had not yet looked is not", () => {
     // The `ok` event of one hold with the given hand-out time, first look and signal.
-    const late = (spec: { handedAt?: number; t: number; validUntil: number; signalAborted: boolean }) =>
+    const late = (spec: {
+      checkedAt?: number;
+      handedAt?: number;
+      t: number;
+      validUntil: number;
+      signalAborted: boolean;
+    }) =>
       hold({ w: 0, fence: 1, enter: spec.t, exit: spec.t + 1, validUntil: spec.validUntil }).map((event) =>
         event.ev === 'ok'
           ? {
               ...event,
               signalAborted: spec.signalAborted,
               ...(spec.handedAt === undefined ? {} : { handedAt: spec.handedAt }),
+              ...(spec.checkedAt === undefined ? {} : { checkedAt: spec.checkedAt }),
             }
           : event,
       );
@@ -111,6 +118,16 @@ describe('fault-suite checker', () => {
     assert.equal(flagged(late({ handedAt: 99, t: 100, validUntil: 500, signalAborted: true })), 1);
     // No hand-out time known: judged at the first look, as before.
     assert.equal(flagged(late({ t: 103, validUntil: 100, signalAborted: false })), 1);
+    // Checked with validity left, the event 5 ms later (the process descheduled in between): not
+    // the library's; checked after its validity ended: the library's.
+    assert.equal(
+      flagged(late({ checkedAt: 99, handedAt: 104, t: 105, validUntil: 100, signalAborted: true })),
+      0,
+    );
+    assert.equal(
+      flagged(late({ checkedAt: 102, handedAt: 103, t: 104, validUntil: 100, signalAborted: false })),
+      1,
+    );
   });
 
   test('two holders valid at once: overlap', () => {

@@ -454,7 +454,7 @@ export function check(
     if (frozenThrough) continue;
     flag(
       'expired-grant',
-      `${holdName(grant)} granted ${((grant.handedAt ?? grant.t) - grant.validUntil).toFixed(1)} ms after its validity ended, signal ${grant.signalAborted ? 'aborted' : 'not aborted'}`,
+      `${holdName(grant)} granted ${((grant.checkedAt ?? grant.handedAt ?? grant.t) - grant.validUntil).toFixed(1)} ms after its validity ended, signal ${grant.signalAborted ? 'aborted' : 'not aborted'}`,
       1,
       grant.t,
     );
@@ -635,14 +635,16 @@ function checkOrphans(
 /**
  * acquire() must not hand out a lease whose validity is already over, whatever its signal says:
  * `using()` would start work the lock no longer covers (a FairMutex did, with the signal aborted,
- * while Redis was paused past the TTL). Judged at the hand-out (the library's `acquired` event,
- * right after its last validity check; else the worker's first look), with 1 ms of slack for the
- * microtasks in between: with several callers in one busy process, a caller's first look came
- * milliseconds later, after a lease with little validity left had run out and aborted its signal
- * (seen in CI: 2.2 ms). A signal aborted while validity remained is a loss, not an expiry: flagged.
+ * while Redis was paused past the TTL). Judged at the library's last validity check before the
+ * hand-out (`checkedAt`; else its `acquired` event, right after that check; else the worker's
+ * first look), with 1 ms of slack: with several callers in one busy process, a caller's first look
+ * came milliseconds later, after a lease with little validity left had run out and aborted its
+ * signal (seen in CI: 2.2 ms), and the process may be descheduled between the check and the event
+ * (CI: 4.7 ms, 'lost replies: extend', FairMutex). A signal aborted while validity remained is a
+ * loss, not an expiry: flagged.
  */
 function isLateGrant(event: Extract<HistoryEvent, { ev: 'ok' }>): boolean {
-  const handedAt = event.handedAt ?? event.t;
+  const handedAt = event.checkedAt ?? event.handedAt ?? event.t;
   const expiredByHandOut = event.validUntil < handedAt - 1;
   const lostUnexpired = event.signalAborted && event.validUntil >= event.t - 1;
   return expiredByHandOut || lostUnexpired;

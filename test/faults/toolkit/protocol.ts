@@ -132,6 +132,11 @@ export type HistoryEvent =
       readonly t: number;
       /** When the library handed the lease out (its `acquired` event), when known; at most `t`. */
       readonly handedAt?: number;
+      /**
+       * When the library made its last validity check before the hand-out (the call's start plus
+       * the event's `waitMs`, read with that check), when known; at most `handedAt`.
+       */
+      readonly checkedAt?: number;
       readonly fence: number;
       readonly owner: string;
       /** The lease's validity deadline (mono) when granted. */

@@ -60,14 +60,15 @@ function emit(event: HistoryEvent): void {
 // on but could not give back yet (its client reconnecting) from one nobody gave back at all.
 /**
  * When the library handed each lease out (its `acquired` event, emitted right after its last
- * validity check), by lock name and fencing token: with several callers in one process, the caller
- * may run its first line milliseconds later, and a grant is judged by when it was handed out.
+ * validity check), and how long after its call began (`waitMs`, read with that check), by lock name
+ * and fencing token: with several callers in one process, the caller may run its first line
+ * milliseconds later, and a grant is judged by when the library checked it.
  */
-const handedOut = new Map<string, number>();
+const handedOut = new Map<string, { readonly at: number; readonly waitMs: number }>();
 
 subscribeLockEvents((event) => {
   if (event.type === 'acquired') {
-    handedOut.set(`${event.lockName}|${event.fencingToken}`, mono());
+    handedOut.set(`${event.lockName}|${event.fencingToken}`, { at: mono(), waitMs: event.waitMs });
     return;
   }
   if (event.type !== 'give-back') return;
@@ -257,7 +258,8 @@ async function loop(current: Run, adapters: Map<string, LockAdapter>, l: number)
     const adapter = adapters.get(lock) as LockAdapter;
     seq += 1;
     const id = seq;
-    emit({ ev: 'invoke', ...who, seq: id, lock, t: mono() });
+    const invokedAt = mono();
+    emit({ ev: 'invoke', ...who, seq: id, lock, t: invokedAt });
     let signal = current.stop.signal;
     let stormTimer: NodeJS.Timeout | undefined;
     if (config.abortAfterMs) {
@@ -290,7 +292,7 @@ async function loop(current: Run, adapters: Map<string, LockAdapter>, l: number)
       clearTimeout(giveUpTimer);
       if (giveUp) onGrantGivenBack.delete(giveUp);
     }
-    await holdAndRelease(current, held, lock, id, who);
+    await holdAndRelease(current, held, lock, id, who, invokedAt);
     await pause(config.thinkMs, current);
   }
 }
@@ -311,11 +313,12 @@ async function holdAndRelease(
   lock: string,
   id: number,
   who: Holder,
+  invokedAt: number,
 ): Promise<void> {
   const { config } = current;
   const granted = mono();
   const key = `${lock}|${held.fence}`;
-  const handedAt = handedOut.get(key);
+  const handedOutNow = handedOut.get(key);
   handedOut.delete(key);
   emit({
     ev: 'ok',
@@ -323,7 +326,9 @@ async function holdAndRelease(
     seq: id,
     lock,
     t: granted,
-    ...(handedAt === undefined ? {} : { handedAt }),
+    ...(handedOutNow === undefined
+      ? {}
+      : { handedAt: handedOutNow.at, checkedAt: Math.min(handedOutNow.at, invokedAt + handedOutNow.waitMs) }),
     fence: held.fence,
     owner: held.owner,
     validUntil: held.validUntil(),
