@@ -441,6 +441,13 @@ export const batchScenarios: readonly Scenario[] = [
     expect: 'safe',
     ...batched,
     proxy: true,
+    skipClients: {
+      // docs/guarantees.md, "Still open": with several commands in flight on one node-redis 5.12
+      // client and connections reset under them, replies reached the wrong commands (a release's
+      // reply read by an acquire: UnexpectedReplyError, and two holders) in 3 of 6 MultiMutex and
+      // 2 of 4 Semaphore runs; never with node-redis 4 or 6, ioredis, iovalkey or Valkey GLIDE.
+      'node-redis v5': 'replies paired with the wrong commands after a reset (open)',
+    },
     config: { loops: BATCH_LOOPS, acquireTimeoutMs: 5_000 },
     async fault(ctx) {
       const proxy = ctx.proxy as NonNullable<typeof ctx.proxy>;
