@@ -10,6 +10,8 @@
  * - `:holds`: a ReentrantMutex's other holds; `:limit`: a Semaphore's stored limit.
  * - `:queue`, `:waiting`, `:waiters`, `:line`, `:last-released`, `:multi-waiting` (MultiMutex): waiters
  *   and bookkeeping.
+ * - `:released:<token>`: a Redlock kind's release tombstone, kept a minute (redlock/call-stamp.ts);
+ *   its tokens are generated hex, without `}`.
  */
 
 export const DEFAULT_PREFIX = 'locksmith';
