@@ -59,12 +59,20 @@ export class TooManyAttemptsError extends LockError {
   constructor(
     readonly lockName: string,
     readonly attempts: number,
-    options?: { cause?: unknown },
+    /**
+     * Whether the last attempt took the lock but its reply came too late to use (no validity left:
+     * given back), rather than finding it held.
+     */
+    options?: { cause?: unknown; lastGrantTooLate?: boolean },
   ) {
     super(
       'TOO_MANY_ATTEMPTS',
-      `Gave up on lock "${lockName}" after ${attempts} attempts: it is held by another owner`,
-      options,
+      `Gave up on lock "${lockName}" after ${attempts} attempts: ${
+        options?.lastGrantTooLate
+          ? 'the last one was granted too late to use (its reply took longer than the lease is valid)'
+          : 'it is held by another owner'
+      }`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
     );
   }
 }

@@ -84,6 +84,7 @@ export async function acquireWithWaiting(plan: Plan, attempts: Attempts, backend
   let countNext = true;
   let lastError: unknown;
   let lastFailed = false;
+  let lastGrantTooLate = false;
   let failingSince: number | undefined;
   let watch: Watch | undefined = wake?.ifActive();
   let subscribeFailed = false;
@@ -103,7 +104,8 @@ export async function acquireWithWaiting(plan: Plan, attempts: Attempts, backend
       const settled =
         attempt instanceof Promise ? await call.settle(attempt, sentAt + replyBoundMs(plan)) : known(attempt);
       if (settled.kind === 'value') {
-        outcome = usable(settled.value, plan) ? settled.value : await givenBack(call);
+        lastGrantTooLate = !usable(settled.value, plan);
+        outcome = lastGrantTooLate ? await givenBack(call) : settled.value;
         lastFailed = false;
         failingSince = undefined;
       } else {
@@ -135,7 +137,7 @@ export async function acquireWithWaiting(plan: Plan, attempts: Attempts, backend
       if (counted > retries) {
         throw lastFailed
           ? unavailableError(plan.name, `the last of ${sent} attempts failed`, lastError)
-          : new TooManyAttemptsError(plan.name, sent);
+          : new TooManyAttemptsError(plan.name, sent, { lastGrantTooLate });
       }
       if (deadline - clock.now() <= 0) {
         throw lastFailed

@@ -493,6 +493,27 @@ describe('give-back after giving up', () => {
   });
 });
 
+describe('the error when retries run out', () => {
+  test('after a grant that came back too late to use, it says so, not that another owner holds the lock', async () => {
+    // CI: a 100 ms lock whose one attempt's reply took longer, reported as "held by another owner".
+    const stale: AttemptOutcome = { acquired: true, fencingToken: 1, sentAt: -1e9 };
+    const p = plan({ retries: 0, attempt: async () => stale });
+    await assert.rejects(
+      acquireWithWaiting(p),
+      (e: unknown) =>
+        e instanceof TooManyAttemptsError && /too late/.test(e.message) && !/another owner/.test(e.message),
+    );
+  });
+
+  test('after a held lock, it names another owner', async () => {
+    const p = plan({ retries: 0, attempt: async () => ({ acquired: false, holderPttlMs: 1_000 }) });
+    await assert.rejects(
+      acquireWithWaiting(p),
+      (e: unknown) => e instanceof TooManyAttemptsError && /another owner/.test(e.message),
+    );
+  });
+});
+
 describe('attemptOnce (tryAcquire)', () => {
   test('item 12: unanswered within the TTL: RedisUnavailableError; the late grant is given back (item 3)', async () => {
     let late: ((o: AttemptOutcome) => void) | undefined;
