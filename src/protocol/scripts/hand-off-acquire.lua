@@ -14,8 +14,8 @@
 --         does not look for its entry when barging into a free lock)
 -- ARGV[6] '1' to take a free lock whoever is queued (Mutex), '0' to serve the queue first (FairMutex)
 -- ARGV[7] the holder label stored with the lock while this call holds it ('' for none; holder.lua)
--- ARGV[8] the server time in ms this acquire call first joined the queue, or '0' (or absent) when it
---         has not yet: a new entry of this call keeps it as its arrival (arrival-queue.lua), so a
+-- ARGV[8] (optional) the server time in ms this acquire call first joined the queue; '0' or absent
+--         when it has not yet: a new entry of this call keeps it as its arrival (arrival-queue.lua), so a
 --         call queued again after its entry was dropped keeps its age (a Mutex's release hands the
 --         lock to a first waiter that old, handOffAfterMs); never later than now
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off: the TTL is
@@ -38,12 +38,12 @@
 -- #include next-fence.lua
 -- #include holder.lua
 -- #include take-free.lua
-local t, now = server_time()
+local now_us, now = server_time()
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
 if not holder and ARGV[5] ~= '1' then
   local queue_expiry = released and released.queue_expiry or 1
   if queue_expiry == 0 or ARGV[6] == '1' then
-    return take_free(KEYS[1], KEYS[2], 1, released, queue_expiry, ARGV[1], tonumber(ARGV[2]), ARGV[7] or '', t, now)
+    return take_free(KEYS[1], KEYS[2], 1, released, queue_expiry, ARGV[1], tonumber(ARGV[2]), ARGV[7] or '', now_us, now)
   end
 end
 -- #include arrival-queue.lua
@@ -51,4 +51,4 @@ end
 -- #include grant-waiter.lua
 -- #include acquire-or-queue.lua
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
-return acquire_or_queue(lock, holder, released, ARGV, ARGV[7] or '', t, now, tonumber(ARGV[8] or '0'))
+return acquire_or_queue(lock, holder, released, ARGV, ARGV[7] or '', now_us, now, tonumber(ARGV[8] or '0'))

@@ -34,7 +34,7 @@
 -- #include take-free.lua
 local me, ttl, entry_ttl, channel, label = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local n = #KEYS / 5
-local t, now = server_time()
+local now_us, now = server_time()
 local holders, releases, stopped = {}, {}, {}
 local bound, blocked = -1, false
 for i = 1, n do
@@ -81,7 +81,7 @@ for i = 1, n do
     reply[i + 2] = holder.fence or tonumber(redis.call('get', KEYS[base + 2]) or '0')
   else
     local queue_expiry = released and released.queue_expiry or 1
-    reply[i + 2] = take_free(KEYS[base + 1], KEYS[base + 2], 1, released, queue_expiry, me, ttl, label, t, now)[2]
+    reply[i + 2] = take_free(KEYS[base + 1], KEYS[base + 2], 1, released, queue_expiry, me, ttl, label, now_us, now)[2]
   end
   redis.call('hdel', KEYS[base + 5], me)
 end

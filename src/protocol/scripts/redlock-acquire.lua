@@ -52,7 +52,7 @@
 -- #include take-free.lua
 -- #include acquire-or-queue.lua
 -- #include release-stamp.lua
-local t, now = server_time()
+local now_us, now = server_time()
 local taken_at, tolerance = now - tonumber(ARGV[10]), tonumber(ARGV[11])
 local place = string.format('%d',
   math.min(math.max(tonumber(ARGV[7]), taken_at - tolerance), taken_at + tolerance))
@@ -62,4 +62,4 @@ local holder, released = decode_holder(redis.call('get', KEYS[1]))
 if not (holder and holder.token == ARGV[1]) and released_after(KEYS[5], ARGV[13]) then
   return {0, -1, now}
 end
-return acquire_or_queue(lock, holder, released, ARGV, ARGV[12] or '', t, now)
+return acquire_or_queue(lock, holder, released, ARGV, ARGV[12] or '', now_us, now)

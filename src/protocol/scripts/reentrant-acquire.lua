@@ -29,7 +29,7 @@
 -- #include take-free.lua
 -- #include acquire-or-queue.lua
 -- #include reentrant-holds.lua
-local t, now = server_time()
+local now_us, now = server_time()
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
 local me = ARGV[1]
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
@@ -42,4 +42,4 @@ if holder and holder.expiry and same_owner(holder.token, me) then
 end
 -- A free lock has no holds (they expire with it; this makes sure of it for the next owner).
 if not holder and not released then redis.call('del', KEYS[5]) end
-return acquire_or_queue(lock, holder, released, ARGV, ARGV[7] or '', t, now)
+return acquire_or_queue(lock, holder, released, ARGV, ARGV[7] or '', now_us, now)

@@ -15,7 +15,7 @@
 -- #include semaphore-holders.lua
 -- #include notify.lua
 -- #include semaphore-queue.lua
-local t, now = server_time()
+local now_us, now = server_time()
 local limit = tonumber(ARGV[2])
 local holders = read_holders(KEYS[1], now, ARGV[1])
 if not holders or not holders.mine or holders.mine.permits ~= limit then return 0 end
@@ -24,5 +24,5 @@ local expiry = redis.call('zscore', KEYS[1], mine.member)
 redis.call('zrem', KEYS[1], mine.member)
 redis.call('zadd', KEYS[1], expiry, holder_member(1, mine.fence, mine.label, ARGV[1]))
 holders.held = holders.held - mine.permits + 1
-serve({fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}, holders, limit, t, now, '')
+serve({fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}, holders, limit, now_us, now, '')
 return 1

@@ -41,7 +41,7 @@
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
 -- #include release-stamp.lua
-local t, now = server_time()
+local now_us, now = server_time()
 local me, ttl, permits, label = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[7] or ''
 
 local holders = read_holders(KEYS[1], now, me)
@@ -58,7 +58,7 @@ if holders then
     head = redis.call('lindex', KEYS[3], 0)
   end
   if head == false then
-    local fence = next_fence(KEYS[2], t)
+    local fence = next_fence(KEYS[2], now_us)
     hold_for(holders, holder_member(permits, fence, label, me), ttl, now)
     return {1, fence, now}
   end
@@ -76,10 +76,10 @@ if holders then
   -- Serving the queue hands on only free permits: with none free, it would change nothing (dead
   -- entries at the head are dropped by the next serve that can grant).
   if limit > holders.held then
-    local at_head = serve(keys, holders, limit, t, now, me, head)
+    local at_head = serve(keys, holders, limit, now_us, now, me, head)
     if permits <= limit - holders.held and at_head ~= 'other' then
       if at_head == 'me' then leave_queue(keys, me) end
-      return {1, grant(keys, holders, me, permits, ttl, label, t, now), now}
+      return {1, grant(keys, holders, me, permits, ttl, label, now_us, now), now}
     end
   end
   bound = holders.first and math.max(0, holders.first - now) or -1

@@ -26,7 +26,7 @@
 -- #include next-fence.lua
 -- #include semaphore-holders.lua
 -- #include release-stamp.lua
-local t, now = server_time()
+local now_us, now = server_time()
 local me = ARGV[1]
 note_release(KEYS[7], ARGV[3], ARGV[4])
 
@@ -58,7 +58,7 @@ if not holders then
   return 0
 end
 if holders.mine then
-  serve(keys, holders, limit, t, now, '', head)
+  serve(keys, holders, limit, now_us, now, '', head)
   return 1
 end
 -- Read before leaving the queue, and never a reason to skip it: a call that gave back a grant too
@@ -67,5 +67,5 @@ end
 -- nobody held until their TTL (the fault suite's key-left-behind, issue 39).
 local released_last = redis.call('get', KEYS[6]) == me
 leave_queue(keys, me)
-serve(keys, holders, limit, t, now, '')
+serve(keys, holders, limit, now_us, now, '')
 return released_last and 1 or 0

@@ -16,11 +16,11 @@
 -- #include semaphore-holders.lua
 -- #include notify.lua
 -- #include semaphore-queue.lua
-local t, now = server_time()
+local now_us, now = server_time()
 local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
 redis.call('set', KEYS[5], ARGV[1])
 drop_over_limit(keys, tonumber(ARGV[1]))
 local holders = read_holders(KEYS[1], now, '')
 if not holders then return 0 end
-serve(keys, holders, tonumber(ARGV[1]), t, now, '')
+serve(keys, holders, tonumber(ARGV[1]), now_us, now, '')
 return holders.held

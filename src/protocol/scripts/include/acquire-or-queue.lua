@@ -2,14 +2,14 @@
 -- one, or join (or renew a place in) its queue (hand-off-, reentrant- and redlock-acquire.lua).
 -- Needs: store_holder (holder.lua), take_free (take-free.lua), grant_waiter (grant-waiter.lua);
 -- reads no KEYS or ARGV: the script passes them.
--- Provides: acquire_or_queue(lock, holder, released, args, label, t, now, arrival) ->
+-- Provides: acquire_or_queue(lock, holder, released, args, label, now_us, now, arrival) ->
 -- hand-off-acquire.lua's reply.
 -- `lock` is hand_off_lock's table, `holder` and `released` what decode_holder returned for the lock
 -- key (holder nil when free; released, the release that freed it, when known), `args` the arguments as
 -- hand-off-acquire.lua's header names them (the first six), `label` the caller's (holder.lua),
--- `t`, `now` what server_time returned, `arrival` the server ms the caller's call first joined the
+-- `now_us`, `now` what server_time returned, `arrival` the server ms the caller's call first joined the
 -- queue (nil or 0: unknown, it joins now; never later than now), for a new entry (arrival-queue.lua).
-local function acquire_or_queue(lock, holder, released, args, label, t, now, arrival)
+local function acquire_or_queue(lock, holder, released, args, label, now_us, now, arrival)
   local me, ttl, queue = args[1], tonumber(args[2]), lock.queue
   if holder and holder.token == me then
     -- Ours already (a hand-off whose message we missed, or a reply that was lost): restart the TTL.
@@ -37,7 +37,7 @@ local function acquire_or_queue(lock, holder, released, args, label, t, now, arr
         -- A queue that skips waiters nobody hears (a Redlock line's: a waiter that gave up while a
         -- server was away is still in that server's line) hands the lock to the next one instead.
         while head and head.token ~= me do
-          holder = grant_waiter(lock, head, released, prev, t, now, queue.skips_unreached)
+          holder = grant_waiter(lock, head, released, prev, now_us, now, queue.skips_unreached)
           if holder then break end
           head = queue:pop_live(now, nil, me)
         end
@@ -46,7 +46,7 @@ local function acquire_or_queue(lock, holder, released, args, label, t, now, arr
       end
     end
     if not head or head.token == me then
-      return take_free(lock.key, lock.fence, lock.fence_step_us, released, queue_expiry, me, ttl, label, t, now)
+      return take_free(lock.key, lock.fence, lock.fence_step_us, released, queue_expiry, me, ttl, label, now_us, now)
     end
   end
 

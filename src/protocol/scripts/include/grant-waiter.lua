@@ -29,8 +29,8 @@ end
 -- published and it is never skipped, since it finds the lock its own at its next poll (skipped, it
 -- starved while listening waiters kept the lock busy). `prev` is recorded as the token that handed
 -- it over. Returns the new holder.
-local function grant_waiter(lock, entry, from, prev, t, now, skip_unreached)
-  local fence = next_fence(lock.fence, t, from and from.fence, lock.fence_step_us)
+local function grant_waiter(lock, entry, from, prev, now_us, now, skip_unreached)
+  local fence = next_fence(lock.fence, now_us, from and from.fence, lock.fence_step_us)
   local reached = 1
   if entry.channel ~= '' then
     reached = notify(entry.channel,
@@ -56,7 +56,7 @@ end
 -- waiter is not yet due, queue:first_not_due; the lock is then freed, and that waiter is woken when
 -- the queue wakes its first: "token:free" on its channel). With `skip_unreached`, a first waiter that
 -- wake reaches nobody is dropped (its process is gone), and the next one is looked at instead.
-local function grant_next_waiter(lock, from, skip, prev, t, now, skip_unreached)
+local function grant_next_waiter(lock, from, skip, prev, now_us, now, skip_unreached)
   local queue = lock.queue
   while true do
     local first = queue:first_not_due(now, skip)
@@ -69,7 +69,7 @@ local function grant_next_waiter(lock, from, skip, prev, t, now, skip_unreached)
   while true do
     local head = queue:pop_live(now, skip, nil)
     if not head then return nil, true end
-    local holder = grant_waiter(lock, head, from, prev, t, now, skip_unreached)
+    local holder = grant_waiter(lock, head, from, prev, now_us, now, skip_unreached)
     if holder then return holder end
   end
 end

@@ -30,10 +30,12 @@ local function decode_holder(value)
   local fence, expiry, min_ttl, queue_expiry, prev_len, label_len, rest =
     string.match(value, '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
   if not fence then return {token = value, min_ttl = 0, queue_expiry = 1, prev = '', label = ''} end
-  prev_len, label_len = tonumber(prev_len), tonumber(label_len)
+  -- The fields are digits (the pattern says so): arithmetic converts each once, where tonumber
+  -- would run the C conversion twice (a release and an acquire decode a value each).
+  prev_len, label_len = prev_len + 0, label_len + 0
   local decoded = {
-    fence = tonumber(fence), expiry = tonumber(expiry), min_ttl = tonumber(min_ttl),
-    queue_expiry = tonumber(queue_expiry), prev = string.sub(rest, 1, prev_len),
+    fence = fence + 0, expiry = expiry + 0, min_ttl = min_ttl + 0,
+    queue_expiry = queue_expiry + 0, prev = string.sub(rest, 1, prev_len),
     label = string.sub(rest, prev_len + 1, prev_len + label_len),
     token = string.sub(rest, prev_len + label_len + 1),
   }
@@ -51,7 +53,7 @@ end
 -- Frees the lock: a release with `fence` (the counter's value), kept 60 s.
 local function store_released(key, fence, releaser, queue_expiry)
   local value = string.format('%d|0|0|%d|%d|0|', fence, queue_expiry, #releaser) .. releaser
-  redis.call('set', key, value, 'PX', 60000)
+  redis.call('set', key, value, 'PX', '60000') -- a string: Redis would format a number with %.17g
 end
 
 -- Frees the lock `holder` holds: a release by its token, with its fencing token (the counter's, read

@@ -11,8 +11,8 @@ local function release_or_leave(lock, holder, released, me, skip_unreached)
   if holder and holder.token == me then
     local queue_expiry, asleep = holder.queue_expiry, false
     if queue_expiry > 0 then
-      local t, now = server_time()
-      local next_holder, emptied = grant_next_waiter(lock, holder, me, me, t, now, skip_unreached)
+      local now_us, now = server_time()
+      local next_holder, emptied = grant_next_waiter(lock, holder, me, me, now_us, now, skip_unreached)
       if next_holder then return 1 end
       if emptied then queue_expiry = 0 else asleep = lock.queue.quiet == true end
     end
@@ -30,9 +30,9 @@ local function release_or_leave(lock, holder, released, me, skip_unreached)
   if not holder and (not released or released.queue_expiry > 0) then
     -- A lock found free (its holder expired, or a release freed it for a waiter not yet due) with
     -- live waiters queued goes to the oldest of them, or wakes it while it is not yet due.
-    local t, now = server_time()
+    local now_us, now = server_time()
     local fence = released and released.fence
-    local next_holder, emptied = grant_next_waiter(lock, released, me, released and released.prev or '', t, now, skip_unreached)
+    local next_holder, emptied = grant_next_waiter(lock, released, me, released and released.prev or '', now_us, now, skip_unreached)
     if released and not next_holder and (emptied or released.fence ~= fence) then
       store_released(lock.key, released.fence, released.prev, emptied and 0 or released.queue_expiry)
     end

@@ -2,8 +2,8 @@
 -- scripts that grant permits, and rw-downgrade.lua).
 -- Needs: next_fence (next-fence.lua), hold_for (semaphore-holders.lua), notify (notify.lua); reads
 -- no KEYS or ARGV.
--- Provides: grant(keys, holders, token, permits, ttl, label, t, now), leave_queue(keys, token),
--- drop_over_limit(keys, limit), serve(keys, holders, limit, t, now, me, head),
+-- Provides: grant(keys, holders, token, permits, ttl, label, now_us, now), leave_queue(keys, token),
+-- drop_over_limit(keys, limit), serve(keys, holders, limit, now_us, now, me, head),
 -- queue_entry(deadline, ttl, permits, channel, label), below (and its helpers decode_entry, refuse).
 -- The queue is a list of waiter tokens, oldest first; each waiter's entry is in a hash,
 -- token -> "<deadline ms (server time)>|<lease TTL ms>|<permits>|<#channel>|<grant channel><label>"
@@ -13,8 +13,8 @@
 -- read_holders returned.
 
 -- Grants `permits` to `token` for `ttl` ms and returns its fencing token.
-local function grant(keys, holders, token, permits, ttl, label, t, now)
-  local fence = next_fence(keys.fence, t, keys.last_fence)
+local function grant(keys, holders, token, permits, ttl, label, now_us, now)
+  local fence = next_fence(keys.fence, now_us, keys.last_fence)
   keys.last_fence = fence
   hold_for(holders, holder_member(permits, fence, label, token), ttl, now)
   holders.held = holders.held + permits
@@ -78,7 +78,7 @@ end
 -- attempt. Returns who is at the head now: 'none' (the queue is empty), 'me', 'other', or 'full'
 -- (no permit is free: the head is not looked at, as nothing could be handed to it); `holders`
 -- counts the permits handed out. `head` is the queue's head when the caller has read it (nil: read).
-local function serve(keys, holders, limit, t, now, me, head)
+local function serve(keys, holders, limit, now_us, now, me, head)
   while type(limit) == 'function' or limit > holders.held do
     head = head or redis.call('lindex', keys.queue, 0)
     if not head then return 'none' end
@@ -91,7 +91,7 @@ local function serve(keys, holders, limit, t, now, me, head)
     redis.call('lpop', keys.queue)
     redis.call('hdel', keys.waiters, head)
     if live then
-      local fence = grant(keys, holders, head, entry.permits, entry.ttl, entry.label, t, now)
+      local fence = grant(keys, holders, head, entry.permits, entry.ttl, entry.label, now_us, now)
       if entry.channel ~= '' then
         notify(entry.channel,
           head .. ':' .. string.format('%d', fence) .. ':' .. string.format('%d', now))
