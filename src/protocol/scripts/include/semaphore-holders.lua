@@ -18,8 +18,9 @@ end
 local function decode_member(member)
   local permits, fence, label_len, rest = string.match(member, '^(%d+)|(%d+)|(%d+)|(.*)$')
   if not permits then return nil end
-  label_len = tonumber(label_len)
-  return tonumber(permits), tonumber(fence), string.sub(rest, 1, label_len), string.sub(rest, label_len + 1)
+  -- Digits (the pattern says so): arithmetic converts each once, tonumber twice (server-time.lua).
+  label_len = label_len + 0
+  return permits + 0, fence + 0, string.sub(rest, 1, label_len), string.sub(rest, label_len + 1)
 end
 
 -- Reads the holders in one ZRANGE, dropping those whose expiry has passed (rare: a holder that
@@ -33,7 +34,7 @@ local function read_holders(key, now, me)
   if members.err then return nil end
   local holders = {key = key, held = 0, last = 0}
   for i = 1, #members, 2 do
-    local member, expiry = members[i], tonumber(members[i + 1])
+    local member, expiry = members[i], members[i + 1] + 0
     local permits, fence, label, token = decode_member(member)
     if expiry <= now then
       redis.call('zrem', key, member)

@@ -31,9 +31,9 @@ local function decode_entry(entry)
   if not entry then return nil end
   local deadline, ttl, permits, channel_len, rest = string.match(entry, '^(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
   if not deadline then return nil end
-  channel_len = tonumber(channel_len)
+  channel_len = channel_len + 0 -- digits: converted once (server-time.lua)
   return {
-    deadline = tonumber(deadline), ttl = tonumber(ttl), permits = tonumber(permits),
+    deadline = deadline + 0, ttl = ttl + 0, permits = permits + 0,
     channel = string.sub(rest, 1, channel_len), label = string.sub(rest, channel_len + 1),
   }
 end
