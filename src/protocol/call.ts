@@ -25,7 +25,9 @@ export function scriptCall<Result>(
 ): ScriptCall<Result> {
   if (keys.length !== script.keyCount || args.length < script.minArgCount || args.length > script.argCount) {
     const argCount =
-      script.minArgCount === script.argCount ? script.argCount : `${script.minArgCount} to ${script.argCount}`;
+      script.minArgCount === script.argCount
+        ? script.argCount
+        : `${script.minArgCount} to ${script.argCount}`;
     throw new Error(
       `${script.name} takes ${script.keyCount} keys and ${argCount} arguments, ` +
         `was given ${keys.length} and ${args.length}`,

@@ -115,7 +115,12 @@ export function handOffRelease(
     [...queueKeys(keys), keys.multiWaiting],
     // A window of 0 (always hand over) is the script's default: its two arguments are left out.
     params.handOffAfterMs > 0
-      ? [params.token, params.skipUnreached ? '1' : '0', String(params.handOffAfterMs), params.quiet ? '1' : '0']
+      ? [
+          params.token,
+          params.skipUnreached ? '1' : '0',
+          String(params.handOffAfterMs),
+          params.quiet ? '1' : '0',
+        ]
       : [params.token, params.skipUnreached ? '1' : '0'],
     (reply) => {
       const code = asInteger('hand-off-release', reply);
