@@ -58,12 +58,7 @@ const calls = {
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
   raiseFence: raiseFence(keys, { atLeast: 1_700_000_000_000_123 }),
   redlockAcquire: redlockAcquire(keys, {
-    token,
-    ttlMs: 1000,
-    entryTtlMs: 300,
-    grantChannel: 'g',
-    label: 'host:1',
-    maybeQueued: false,
+    ...acquireParams,
     barging: false,
     place: 1_795_000_000_123,
     placeAgeMs: 40.6,
