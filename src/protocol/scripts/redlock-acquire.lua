@@ -46,20 +46,25 @@
 -- #include server-time.lua
 -- #include next-fence.lua
 -- #include holder.lua
+-- #include take-free.lua
+-- #include release-stamp.lua
+local now_us, now = server_time()
+local holder, released = decode_holder(redis.call('get', KEYS[1]))
+if not (holder and holder.token == ARGV[1]) and released_after(KEYS[5], ARGV[13]) then
+  return {0, -1, now}
+end
+-- The uncontended acquire, before the line's code is defined (as in hand-off-acquire.lua): a lock
+-- whose last release found the line empty is the caller's, as acquire_or_queue would decide.
+if not holder and ARGV[5] ~= '1' and released and released.queue_expiry == 0 then
+  return take_free(KEYS[1], KEYS[2], 1000000, released, 0, ARGV[1], tonumber(ARGV[2]), ARGV[12] or '', now_us, now)
+end
 -- #include placed-line.lua
 -- #include notify.lua
 -- #include grant-waiter.lua
--- #include take-free.lua
 -- #include acquire-or-queue.lua
--- #include release-stamp.lua
-local now_us, now = server_time()
 local taken_at, tolerance = now - tonumber(ARGV[10]), tonumber(ARGV[11])
 local place = string.format('%d',
   math.min(math.max(tonumber(ARGV[7]), taken_at - tolerance), taken_at + tolerance))
 local line = placed_line(KEYS[3], KEYS[4], place, tonumber(ARGV[8]), tonumber(ARGV[9]), tolerance)
 local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
-local holder, released = decode_holder(redis.call('get', KEYS[1]))
-if not (holder and holder.token == ARGV[1]) and released_after(KEYS[5], ARGV[13]) then
-  return {0, -1, now}
-end
 return acquire_or_queue(lock, holder, released, ARGV, ARGV[12] or '', now_us, now)

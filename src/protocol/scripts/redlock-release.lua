@@ -22,15 +22,21 @@
 -- A hand-off publishes "token:fencing token:server time ms" on the waiter's channel.
 -- Cost: O(log line length), plus the dead entries dropped.
 -- #include server-time.lua
--- #include next-fence.lua
 -- #include holder.lua
+-- #include release-stamp.lua
+note_release(KEYS[5], ARGV[6], ARGV[7])
+local holder, released = decode_holder(redis.call('get', KEYS[1]))
+-- A holder nobody lined up behind: released before the line's code is defined (as in
+-- hand-off-release.lua), as release_or_leave would release it.
+if holder and holder.token == ARGV[1] and holder.queue_expiry == 0 then
+  free_holder(KEYS[1], KEYS[2], holder, 0)
+  return 1
+end
+-- #include next-fence.lua
 -- #include placed-line.lua
 -- #include notify.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
--- #include release-stamp.lua
-note_release(KEYS[5], ARGV[6], ARGV[7])
 local line = placed_line(KEYS[3], KEYS[4], nil, tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]))
 local lock = hand_off_lock(KEYS[1], KEYS[2], line, 1000000)
-local holder, released = decode_holder(redis.call('get', KEYS[1]))
 return release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')
