@@ -92,19 +92,22 @@ export class MultiMutex extends ScriptedLock<MultiMutexOptions, MultiMutexState>
     const registers = plan.mode === 'wait' && wakeOnRelease;
     const entryTtlMs = registers ? BARGING_WAITER_TTL_MS : 0;
     const { names } = this;
+    // A first attempt cannot be registered anywhere (its token is new): it skips the unregistering.
+    let sentBefore = false;
     return {
       attempt: async (): Promise<Outcome> => {
         const sentAt = clock.now();
         const sentAtWall = clock.wallNow?.();
-        const result = await this.run(
-          multiAcquire(this.nameKeys, {
-            token,
-            ttlMs: options.ttlMs,
-            entryTtlMs,
-            channel: registers ? channel.channel : '',
-            label: options.label,
-          }),
-        );
+        const call = multiAcquire(this.nameKeys, {
+          token,
+          ttlMs: options.ttlMs,
+          entryTtlMs,
+          channel: registers ? channel.channel : '',
+          label: options.label,
+          sentBefore,
+        });
+        sentBefore = true;
+        const result = await this.run(call);
         if (result.acquired) {
           const fencingTokens: Record<string, number> = {};
           names.forEach((name, i) => {

@@ -16,6 +16,9 @@
 --         registers nothing (tryAcquire)
 -- ARGV[4] the channel the caller is woken on ("token:free" when a name it waits on is released)
 -- ARGV[5] the holder label stored with each name while this call holds it ('' for none)
+-- ARGV[6] '1' when an earlier attempt of this call was sent (it may be registered on some names: they
+--         are unregistered as this attempt takes or skips them), '0' for a first attempt (nothing of
+--         this token's can be registered: no HDEL)
 -- Reply: {1, server time ms, fencing token of each name in KEYS order...} when every name was free
 --        (or already this token's: a re-sent attempt), now taken, each with its TTL restarted;
 --        {0, wait bound ms, server time ms} when some name is held by another token: nothing is
@@ -33,6 +36,7 @@
 -- #include holder.lua
 -- #include take-free.lua
 local me, ttl, entry_ttl, channel, label = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local sent_before = ARGV[6] == '1'
 local n = #KEYS / 5
 local t, now = server_time()
 local holders, releases, stopped = {}, {}, {}
@@ -60,7 +64,7 @@ if blocked then
         holder.queue_expiry = 1
         store_holder(KEYS[(i - 1) * 5 + 1], holder, now)
       end
-    else
+    elseif sent_before then
       redis.call('hdel', waiters_key, me)
     end
   end
@@ -83,6 +87,6 @@ for i = 1, n do
     local queue_expiry = released and released.queue_expiry or 1
     reply[i + 2] = take_free(KEYS[base + 1], KEYS[base + 2], 1, released, queue_expiry, me, ttl, label, t, now)[2]
   end
-  redis.call('hdel', KEYS[base + 5], me)
+  if sent_before then redis.call('hdel', KEYS[base + 5], me) end
 end
 return reply
