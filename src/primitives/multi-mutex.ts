@@ -48,10 +48,10 @@ export function nameHashTag(name: string): string {
  * ```
  *
  * Each attempt is one script over every name: it takes them all when all are free, else takes
- * nothing and registers the caller on the names that stopped it. A caller never holds a part while
- * waiting for the rest, so overlapping sets cannot deadlock, in any order. The caller is woken
- * (pub/sub, no polling) when a release (a MultiMutex's or a Mutex's) leaves one of those names free,
- * and asks again at the latest when the holder that stopped it would expire. It never joins a
+ * nothing and registers the caller on one name that stopped it, the one whose holder would expire
+ * last. A caller never holds a part while waiting for the rest, so overlapping sets cannot deadlock,
+ * in any order. The caller is woken (pub/sub, no polling) when a release (a MultiMutex's or a
+ * Mutex's) leaves that name free, and asks again at the latest when its holder would expire. It never joins a
  * name's Mutex queue: a Mutex release hands a name to the Mutex's own queued waiters, never to a
  * MultiMutex waiter. Fairness: none promised; a MultiMutex waiter barges like a Mutex's free-lock
  * acquire, may be overtaken by callers whose names become free first, and waits at most as long as
@@ -92,19 +92,22 @@ export class MultiMutex extends ScriptedLock<MultiMutexOptions, MultiMutexState>
     const registers = plan.mode === 'wait' && wakeOnRelease;
     const entryTtlMs = registers ? BARGING_WAITER_TTL_MS : 0;
     const { names } = this;
+    // A first attempt cannot be registered anywhere (its token is new): it skips the unregistering.
+    let sentBefore = false;
     return {
       attempt: async (): Promise<Outcome> => {
         const sentAt = clock.now();
         const sentAtWall = clock.wallNow?.();
-        const result = await this.run(
-          multiAcquire(this.nameKeys, {
-            token,
-            ttlMs: options.ttlMs,
-            entryTtlMs,
-            channel: registers ? channel.channel : '',
-            label: options.label,
-          }),
-        );
+        const call = multiAcquire(this.nameKeys, {
+          token,
+          ttlMs: options.ttlMs,
+          entryTtlMs,
+          channel: registers ? channel.channel : '',
+          label: options.label,
+          sentBefore,
+        });
+        sentBefore = true;
+        const result = await this.run(call);
         if (result.acquired) {
           const fencingTokens: Record<string, number> = {};
           names.forEach((name, i) => {

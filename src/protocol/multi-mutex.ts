@@ -46,12 +46,21 @@ export function multiAcquire(
     readonly entryTtlMs: number;
     readonly channel: string;
     readonly label: string;
+    /** Whether an earlier attempt of this call was sent (it may be registered: unregister it). */
+    readonly sentBefore: boolean;
   },
 ): ScriptCall<MultiAcquireResult> {
   return call(
     scripts.multiAcquire,
     names.flatMap(multiNameKeys),
-    [params.token, String(params.ttlMs), String(params.entryTtlMs), params.channel, params.label],
+    [
+      params.token,
+      String(params.ttlMs),
+      String(params.entryTtlMs),
+      params.channel,
+      params.label,
+      params.sentBefore ? '1' : '0',
+    ],
     (reply) => {
       const values = asArray(
         'multi-acquire',

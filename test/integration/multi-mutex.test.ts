@@ -110,6 +110,24 @@ function multiMutexSuite(kind: ClientKind): void {
       await lease.release();
     });
 
+    test('a waiter stopped by two holders registers on the one that expires last', async () => {
+      const [a, b] = [name(), name()];
+      const early = await new Mutex(redis.b.client, a, { ttlMs: 20_000 }).acquire();
+      const late = await new Mutex(redis.b.client, b, { ttlMs: 30_000 }).acquire();
+      const multi = new MultiMutex(redis.a.client, [a, b], { ttlMs: 10_000 });
+      const waiting = awaitedLater(multi.acquire({ timeoutMs: 20_000 }));
+      await until(async () => (await registered(multi, 1)) === 1, 'the waiter registers on b');
+      assert.equal(await registered(multi, 0), 0, 'a release of a alone would not let it in');
+      await early.release();
+      assert.equal(await registered(multi, 1), 1, 'still registered on b');
+      const released = performance.now();
+      await late.release();
+      const lease = await within(waiting, 10_000, 'the waiter');
+      assert.ok(performance.now() - released < 5_000, 'woken by the release of b');
+      assert.equal(await registered(multi, 1), 0, 'its registration is gone');
+      await lease.release();
+    });
+
     test('a Mutex waiter queued on a name is handed it by the MultiMutex release', async () => {
       const [a, b] = [name(), name()];
       const multi = await new MultiMutex(redis.a.client, [a, b], { ttlMs: 30_000 }).acquire();

@@ -90,7 +90,14 @@ const calls = {
   ...semaphoreCalls(keys, token),
   // One name: the headers declare one name's keys (five, or one for multi-extend); more names
   // repeat them.
-  multiAcquire: multiAcquire([keys], { token, ttlMs: 1000, entryTtlMs: 300, channel: 'g', label: 'host:1' }),
+  multiAcquire: multiAcquire([keys], {
+    token,
+    ttlMs: 1000,
+    entryTtlMs: 300,
+    channel: 'g',
+    label: 'host:1',
+    sentBefore: true,
+  }),
   multiRelease: multiRelease([keys], token),
   multiExtend: multiExtend([keys], token, 1000),
 };
@@ -146,11 +153,17 @@ describe('typed script calls', () => {
     const other = lockKeys('p', 'other');
     const nameKeys = (k: typeof keys) => [k.lock, k.fence, k.queue, k.waiting, k.multiWaiting];
     assert.deepEqual(
-      multiAcquire([keys, other], { token, ttlMs: 1000, entryTtlMs: 300, channel: 'g', label: 'host:1' })
-        .keys,
+      multiAcquire([keys, other], {
+        token,
+        ttlMs: 1000,
+        entryTtlMs: 300,
+        channel: 'g',
+        label: 'host:1',
+        sentBefore: false,
+      }).keys,
       [...nameKeys(keys), ...nameKeys(other)],
     );
-    assert.deepEqual(calls.multiAcquire.args, [token, '1000', '300', 'g', 'host:1']);
+    assert.deepEqual(calls.multiAcquire.args, [token, '1000', '300', 'g', 'host:1', '1']);
     assert.deepEqual(multiExtend([keys, other], token, 1000).keys, [keys.lock, other.lock]);
     assert.deepEqual(multiRelease([keys, other], token).keys, [...nameKeys(keys), ...nameKeys(other)]);
     const tombstone = `${keys.releasedPrefix}${token}`;

@@ -28,7 +28,10 @@ export function multiMutexOf(lib: Library, client: RedisClient, name: string, op
   return new lib.MultiMutex(client, multiNames(name), options);
 }
 
-/** Waiters registered on the first name (a waiter registers on every name that stopped it). */
+/**
+ * Waiters registered on the first name (a waiter registers on the name that stopped it whose holder
+ * expires last; the contract's holders take both names at once, so that is the first).
+ */
 export async function multiWaiters(
   lock: { readonly keys: { readonly lock: string } },
   redis: TestClient,
