@@ -55,12 +55,11 @@ end
 -- #include release-or-leave.lua
 local queue = arrival_queue(KEYS[3], KEYS[4], tonumber(ARGV[3] or '0'), ARGV[4] == '1')
 local lock = hand_off_lock(KEYS[1], KEYS[2], queue, 1)
-local reply = release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')
-if reply ~= 0 and holder and holder.token == ARGV[1] and KEYS[5] then
-  -- MultiMutex waiters stopped by this holder ask again once the lock is free (not handed over).
+local reply, freed = release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')
+if freed and KEYS[5] then
+  -- MultiMutex waiters stopped by this holder ask again once the lock is free (a hand-off to a
+  -- waiter leaves it held: their hash is not read).
   local multi = redis.call('hgetall', KEYS[5])
-  if #multi > 0 and not decode_holder(redis.call('get', KEYS[1])) then
-    for i = 1, #multi, 2 do notify(multi[i + 1], multi[i] .. ':free') end
-  end
+  for i = 1, #multi, 2 do notify(multi[i + 1], multi[i] .. ':free') end
 end
 return reply

@@ -4,7 +4,8 @@
 -- Needs: server_time (server-time.lua), free_holder and store_released (holder.lua), grant_next_waiter
 -- (grant-waiter.lua); reads no KEYS or ARGV: the script passes them.
 -- Provides: release_or_leave(lock, holder, released, me, skip_unreached) -> hand-off-release.lua's
--- reply (2 only for a queue that is `quiet`: arrival-queue.lua). `lock` is hand_off_lock's table, `holder` and `released` what decode_holder returned for
+-- reply (2 only for a queue that is `quiet`: arrival-queue.lua), and true when this release left
+-- the lock free (not handed over). `lock` is hand_off_lock's table, `holder` and `released` what decode_holder returned for
 -- the lock key; the others are as hand-off-release.lua's header names them.
 -- A holder nobody queued behind (queue expiry 0) is released without reading the clock or the queue.
 local function release_or_leave(lock, holder, released, me, skip_unreached)
@@ -17,7 +18,7 @@ local function release_or_leave(lock, holder, released, me, skip_unreached)
       if emptied then queue_expiry = 0 else asleep = lock.queue.quiet == true end
     end
     free_holder(lock.key, lock.fence, holder, queue_expiry)
-    return asleep and 2 or 1
+    return asleep and 2 or 1, true
   end
   -- A waiter giving up leaves the queue before anything else: one acquire call keeps its token
   -- across attempts, so a call that gave back a hand-off it was too late to use (the next holder, or
