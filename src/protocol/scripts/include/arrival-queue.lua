@@ -23,9 +23,10 @@ do
     local arrival, deadline, ttl, channel_len, label_len, rest =
       string.match(raw, '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
     if not arrival then return nil end
-    channel_len, label_len = tonumber(channel_len), tonumber(label_len)
+    -- Digits (the pattern says so): arithmetic converts each once, tonumber twice (server-time.lua).
+    channel_len, label_len = channel_len + 0, label_len + 0
     return {
-      arrival = tonumber(arrival), deadline = tonumber(deadline), ttl = tonumber(ttl), channel = string.sub(rest, 1, channel_len),
+      arrival = arrival + 0, deadline = deadline + 0, ttl = ttl + 0, channel = string.sub(rest, 1, channel_len),
       label = string.sub(rest, channel_len + 1, channel_len + label_len),
       token = string.sub(rest, channel_len + label_len + 1),
     }

@@ -38,9 +38,9 @@ do
   local function decode_waiting(token, raw)
     local deadline, ttl, channel_len, rest = string.match(raw, '^(%d+)|(%d+)|(%d+)|(.*)$')
     if not deadline then return nil end
-    channel_len = tonumber(channel_len)
+    channel_len = channel_len + 0 -- digits: converted once (server-time.lua)
     return {
-      deadline = tonumber(deadline), ttl = tonumber(ttl), channel = string.sub(rest, 1, channel_len),
+      deadline = deadline + 0, ttl = ttl + 0, channel = string.sub(rest, 1, channel_len),
       label = string.sub(rest, channel_len + 1), token = token,
     }
   end
