@@ -202,8 +202,7 @@ describe('RedlockMutex', () => {
   });
 
   test("an attempt held back behind the same token's hung call, then overtaken by its release, takes no lock", async () => {
-    // As the RedlockSemaphore's test of the same name: server 2 applies the call's first attempt
-    // but never answers it; the next attempt (after someone else's release hands the lock on) waits
+    // Server 2 applies the call's first attempt but never answers it; the next attempt (after someone else's release hands the lock on) waits
     // there behind it, goes out after the lease's release was made, and reaches server 2 after it.
     const lockName = `redlock-attempt-behind-hung-${process.pid}`;
     const direct = await Promise.all(servers.slice(0, 3).map((s) => ioredisKind.create(s.url)));
