@@ -202,8 +202,9 @@ describe('RedlockMutex', () => {
   });
 
   test("an attempt held back behind the same token's hung call, then overtaken by its release, takes no lock", async () => {
-    // Server 2 applies the call's first attempt but never answers it; the next attempt (after someone else's release hands the lock on) waits
-    // there behind it, goes out after the lease's release was made, and reaches server 2 after it.
+    // Server 2 applies the call's first attempt but never answers it; the next attempt (after
+    // someone else's release hands the lock on) waits there behind it, goes out after the lease's
+    // release was made, and reaches server 2 after it.
     const lockName = `redlock-attempt-behind-hung-${process.pid}`;
     const direct = await Promise.all(servers.slice(0, 3).map((s) => ioredisKind.create(s.url)));
     const gated = await ioredisKind.create((servers[2] as RedisServer).url);
