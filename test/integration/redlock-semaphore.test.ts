@@ -510,6 +510,45 @@ describe('RedlockSemaphore', () => {
     }
   });
 
+  test("an attempt held back behind the same token's hung call, then overtaken by its release, takes no permit", async () => {
+    // The RedlockMutex's test of the same name, over permits. Server 2 applies the call's first
+    // attempt (it queues there: another lease holds the only permit) but never answers it. That
+    // lease is not released: its permit expires, so the call tries again on every server. Its
+    // second attempt waits on server 2 behind the hung first (QuorumNodes.inOrder) while servers 0
+    // and 1 grant it; the lease is released before that attempt reaches server 2, where it must
+    // then take nothing (the release's tombstone), not a permit nobody holds until its TTL.
+    const lockName = name();
+    for (const script of Object.values(scripts)) await live[2]?.command('SCRIPT', 'LOAD', script.source);
+    const gated = await ioredisKind.create((servers[2] as RedisServer).url);
+    const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
+    const server2 = attemptAfterRelease(gated.client, semaphoreScripts, { behindHung: true });
+    try {
+      const options = { limit: 1, ttlMs: 1_000, nodeTimeoutMs: 200, autoExtend: false };
+      await new RedlockSemaphore(clients(), lockName, options).acquire();
+      const semaphore = new RedlockSemaphore(
+        [live[0]?.client, live[1]?.client, gated.client] as TestClient['client'][],
+        lockName,
+        options,
+      );
+      const acquiring = semaphore.acquire({ timeoutMs: 5_000 });
+      await until(() => server2.acquires() === 1, 'the first attempt reached server 2');
+      const lease = await acquiring;
+      assert.equal(await lease.release(), true);
+      await server2.sent();
+      const { calls } = server2;
+      assert.ok(calls.indexOf('acquire 2') < calls.indexOf('release 1'), `made before the release: ${calls}`);
+      for (const [i, client] of live.entries()) {
+        assert.equal(
+          await holdersOn(client, lockName),
+          0,
+          `no permit left on server ${i} (server 2's calls, run in this order: release, then attempt 2)`,
+        );
+      }
+    } finally {
+      await gated.close();
+    }
+  });
+
   test('a waiter is handed its permit by the release, not by polling', async () => {
     const lockName = name();
     const holder = new RedlockSemaphore(clients(), lockName, { limit: 1, ttlMs: 60_000 });
