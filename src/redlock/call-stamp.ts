@@ -25,3 +25,26 @@ export const TOMBSTONE_MIN_KEEP_MS = 60_000;
 export function releaseTombstone(ttlMs: number): { readonly stamp: number; readonly keepMs: number } {
   return { stamp: callStamp(), keepMs: Math.max(ttlMs, TOMBSTONE_MIN_KEEP_MS) };
 }
+
+/**
+ * The TTLs of a Redlock lock's calls that asked for more than its default and a minute
+ * (`acquire({ ttlMs })`), by token: an attempt of such a call may be re-sent as late as its TTL, so
+ * its release's tombstone is kept that long. Kept until that TTL has passed (a re-sent release must
+ * keep the tombstone as long as the first did), whether or not the lease was released.
+ */
+export class LongCallTtls {
+  private readonly byToken = new Map<string, { readonly ttlMs: number; readonly until: number }>();
+
+  /** Notes an attempt of `token` asking for `ttlMs`, when that is longer than both. */
+  note(token: string, ttlMs: number, defaultTtlMs: number): void {
+    if (ttlMs <= Math.max(defaultTtlMs, TOMBSTONE_MIN_KEEP_MS)) return;
+    const now = Date.now();
+    for (const [noted, entry] of this.byToken) if (entry.until < now) this.byToken.delete(noted);
+    this.byToken.set(token, { ttlMs, until: now + ttlMs });
+  }
+
+  /** The TTL `token`'s release tombstone follows: its call's, when longer than `ttlMs`. */
+  of(token: string, ttlMs: number): number {
+    return Math.max(this.byToken.get(token)?.ttlMs ?? 0, ttlMs);
+  }
+}

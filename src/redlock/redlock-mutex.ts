@@ -16,7 +16,7 @@ import { type LockKeys, lockKeys } from '../protocol/keys.js';
 import { redlockAcquire, redlockRelease } from '../protocol/redlock.js';
 import { checkClientList, checkName } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
-import { callStamp, releaseTombstone } from './call-stamp.js';
+import { callStamp, LongCallTtls, releaseTombstone } from './call-stamp.js';
 import { answerWaitFor, nodeTimeoutFor, type QuorumKind, quorumAttempts } from './quorum-acquire.js';
 import { nodeContexts, QuorumNodes, type RedlockState } from './quorum-nodes.js';
 import { type RedlockOptions, resolveRedlockOptions } from './redlock-options.js';
@@ -50,6 +50,8 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
   protected readonly nodes: QuorumNodes;
   /** What the quorum's waiting sends to each node. */
   private readonly quorumKind: QuorumKind;
+  /** Calls whose TTL outlasts the default and a minute: their releases' tombstones last as long. */
+  private readonly longCalls = new LongCallTtls();
 
   /** What this process's batch of the lock calls back into. */
   private readonly batchBackend: BatchBackend = {
@@ -83,8 +85,9 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
       fenceKeys: this.keys,
       grantChannels,
       handOffAfterMs,
-      releaseCall: (token) => this.releaseCall(token, this.options.ttlMs),
+      releaseCall: (token, ttlMs) => this.releaseCall(token, ttlMs),
       acquire: (node, request) => {
+        this.longCalls.note(request.token, request.ttlMs, this.options.ttlMs);
         const call = redlockAcquire(this.keys, {
           token: request.token,
           ttlMs: request.ttlMs,
@@ -131,7 +134,7 @@ export class RedlockMutex extends LockShell<RedlockOptions, RedlockState> {
     const { clock, ttlMs } = this.options;
     return this.nodes.releaseEverywhere(
       token,
-      () => this.releaseCall(token, ttlMs),
+      () => this.releaseCall(token, this.longCalls.of(token, ttlMs)),
       this.answerWaitMs(),
       clock,
       ttlMs,

@@ -17,7 +17,7 @@ import {
 } from '../protocol/semaphore.js';
 import { checkClientList, checkName, checkPermits } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
-import { callStamp, releaseTombstone } from './call-stamp.js';
+import { callStamp, LongCallTtls, releaseTombstone } from './call-stamp.js';
 import { answerWaitFor, nodeTimeoutFor, type QuorumKind, quorumAttempts } from './quorum-acquire.js';
 import { permitsSeen, quorumHolders, type RedlockSemaphoreState } from './quorum-holders.js';
 import { nodeContexts, QuorumNodes } from './quorum-nodes.js';
@@ -61,6 +61,8 @@ export class RedlockSemaphore extends LockShell<
   protected readonly nodes: QuorumNodes;
   /** Per node: the channel this client's waiters hear that node's hand-offs on. */
   private readonly grantChannels: readonly string[];
+  /** Calls whose TTL outlasts the default and a minute: their releases' tombstones last as long. */
+  private readonly longCalls = new LongCallTtls();
 
   /** Checks the arguments in their order (clients, name, options) before anything reaches Redis. */
   constructor(
@@ -100,6 +102,7 @@ export class RedlockSemaphore extends LockShell<
       releaseCall: (token, ttlMs) => this.releaseCall(token, ttlMs),
       confirm: (_token, timeoutMs) => this.withinLimit(timeoutMs),
       acquire: async (node, request): Promise<HandOffAcquireResult> => {
+        this.longCalls.note(request.token, request.ttlMs, this.options.ttlMs);
         const call = semaphoreAcquire(this.keys, {
           token: request.token,
           ttlMs: request.ttlMs,
@@ -167,7 +170,7 @@ export class RedlockSemaphore extends LockShell<
   protected sendRelease(token: string): Promise<boolean> {
     const { clock, ttlMs, nodeTimeoutMs } = this.options;
     const waitMs = answerWaitFor(nodeTimeoutMs, ttlMs);
-    const release = () => this.releaseCall(token, ttlMs);
+    const release = () => this.releaseCall(token, this.longCalls.of(token, ttlMs));
     return this.nodes.releaseEverywhere(token, release, waitMs, clock, ttlMs);
   }
 

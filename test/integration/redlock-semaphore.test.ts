@@ -549,6 +549,26 @@ describe('RedlockSemaphore', () => {
     }
   });
 
+  test("a release keeps its tombstone the call's TTL when that is over a minute", async () => {
+    const lockName = name();
+    const semaphore = new RedlockSemaphore(clients(), lockName, {
+      limit: 1,
+      ttlMs: 3_000,
+      autoExtend: false,
+    });
+    const lease = await semaphore.acquire({ ttlMs: 120_000 });
+    assert.equal(await lease.release(), true);
+    for (const [i, client] of live.entries()) {
+      // The release counts once a quorum answered: the last server's may land after it.
+      await until(
+        async () => (await tombstoneKeptMs(client, PREFIX, lockName, lease.token)) > 0,
+        `server ${i} released`,
+      );
+      const keptMs = await tombstoneKeptMs(client, PREFIX, lockName, lease.token);
+      assert.ok(keptMs > 90_000, `server ${i} keeps it the call's 120 s (${keptMs} ms left)`);
+    }
+  });
+
   test('a waiter is handed its permit by the release, not by polling', async () => {
     const lockName = name();
     const holder = new RedlockSemaphore(clients(), lockName, { limit: 1, ttlMs: 60_000 });

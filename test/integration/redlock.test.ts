@@ -201,6 +201,33 @@ describe('RedlockMutex', () => {
     }
   });
 
+  test("a release keeps its tombstone the call's TTL when that is over a minute", async () => {
+    // An attempt may be re-sent as late as its call's TTL: a call asking for 2 minutes leaves a
+    // tombstone for 2 minutes, not the minute a release keeps it at least.
+    const lockName = `redlock-long-call-${process.pid}`;
+    const direct = await Promise.all(servers.slice(0, 3).map((s) => ioredisKind.create(s.url)));
+    try {
+      const lock = new RedlockMutex(
+        direct.map((c) => c.client),
+        lockName,
+        { ttlMs: 3_000, autoExtend: false },
+      );
+      const lease = await lock.acquire({ ttlMs: 120_000 });
+      assert.equal(await lease.release(), true);
+      for (const [i, client] of direct.entries()) {
+        // The release counts once a quorum answered: the last server's may land after it.
+        await until(
+          async () => (await tombstoneKeptMs(client, PREFIX, lockName, lease.token)) > 0,
+          `server ${i} released`,
+        );
+        const keptMs = await tombstoneKeptMs(client, PREFIX, lockName, lease.token);
+        assert.ok(keptMs > 90_000, `server ${i} keeps it the call's 120 s (${keptMs} ms left)`);
+      }
+    } finally {
+      await Promise.all(direct.map((c) => c.close()));
+    }
+  });
+
   test("an attempt held back behind the same token's hung call, then overtaken by its release, takes no lock", async () => {
     // Server 2 applies the call's first attempt but never answers it; the next attempt (after
     // someone else's release hands the lock on) waits there behind it, goes out after the lease's
