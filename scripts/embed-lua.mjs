@@ -5,9 +5,7 @@
 //
 // Each script's header names its KEYS[n] and ARGV[n] lines: their highest n become the script's
 // `keyCount` and `argCount`, which `runScript` checks every call against (src/protocol/ builds the
-// calls), so the header, the embedded script and its callers cannot disagree on arity. An ARGV
-// line whose text begins "(optional)" may be left out, with every one after it (each argument
-// costs the server time per call): `minArgCount` is the count before the first such line.
+// calls), so the header, the embedded script and its callers cannot disagree on arity.
 //
 // A line `-- #include <file>.lua` is replaced by src/protocol/scripts/include/<file>.lua, so logic
 // several scripts share (the fencing counter) is written once. Redis has no include: what is
@@ -46,30 +44,17 @@ function headerCount(source, file, kind) {
   return count;
 }
 
-/** The count of ARGV before the first marked `(optional)`; every later one must be marked too. */
-function requiredArgs(source, file, argCount) {
-  const header = source.slice(0, source.search(/^(?!--)/m));
-  const optional = [...header.matchAll(/^-- ARGV\[(\d+)\] \(optional\)/gm)].map((m) => Number(m[1]));
-  const first = Math.min(argCount + 1, ...optional);
-  for (let n = first; n <= argCount; n += 1) {
-    if (!optional.includes(n))
-      throw new Error(`${file}: ARGV[${n}] follows an optional argument: mark it (optional)`);
-  }
-  return first - 1;
-}
-
 for (const file of files) {
   const raw = readFileSync(join(dir, file), 'utf8');
   const source = expandIncludes(raw);
   const name = file.replace(/\.lua$/, '');
   const keyCount = headerCount(raw, file, 'KEYS');
   const argCount = headerCount(raw, file, 'ARGV');
-  const minArgCount = requiredArgs(raw, file, argCount);
   // Laid out as Biome formats it (every script is longer than a line), so `biome check` and
   // `--check` agree on the same file.
   text +=
     `\n/** ${file} */\nexport const ${toIdentifier(file)}Lua = {\n  name: '${name}',\n` +
-    `  keyCount: ${keyCount},\n  argCount: ${argCount},\n  minArgCount: ${minArgCount},\n  source:\n    ${JSON.stringify(source)},\n} as const;\n`;
+    `  keyCount: ${keyCount},\n  argCount: ${argCount},\n  source:\n    ${JSON.stringify(source)},\n} as const;\n`;
 }
 
 if (process.argv.includes('--check')) {

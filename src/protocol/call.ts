@@ -23,13 +23,9 @@ export function scriptCall<Result>(
   args: readonly string[],
   decode: (reply: unknown) => Result,
 ): ScriptCall<Result> {
-  if (keys.length !== script.keyCount || args.length < script.minArgCount || args.length > script.argCount) {
-    const argCount =
-      script.minArgCount === script.argCount
-        ? script.argCount
-        : `${script.minArgCount} to ${script.argCount}`;
+  if (keys.length !== script.keyCount || args.length !== script.argCount) {
     throw new Error(
-      `${script.name} takes ${script.keyCount} keys and ${argCount} arguments, ` +
+      `${script.name} takes ${script.keyCount} keys and ${script.argCount} arguments, ` +
         `was given ${keys.length} and ${args.length}`,
     );
   }

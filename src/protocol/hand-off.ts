@@ -57,10 +57,7 @@ export function handOffAcquire(
   return scriptCall(
     scripts.handOffAcquire,
     queueKeys(keys),
-    // ARGV[8] absent is 0 (not yet queued): every argument costs the server about a microsecond.
-    params.arrivalMs
-      ? [...handOffAcquireArgs(params), params.label, String(params.arrivalMs)]
-      : [...handOffAcquireArgs(params), params.label],
+    [...handOffAcquireArgs(params), params.label, String(params.arrivalMs ?? 0)],
     (reply) => decodeAcquireReply('hand-off-acquire', reply),
   );
 }
@@ -113,15 +110,7 @@ export function handOffRelease(
   return scriptCall(
     scripts.handOffRelease,
     [...queueKeys(keys), keys.multiWaiting],
-    // A window of 0 (always hand over) is the script's default: its two arguments are left out.
-    params.handOffAfterMs > 0
-      ? [
-          params.token,
-          params.skipUnreached ? '1' : '0',
-          String(params.handOffAfterMs),
-          params.quiet ? '1' : '0',
-        ]
-      : [params.token, params.skipUnreached ? '1' : '0'],
+    [params.token, params.skipUnreached ? '1' : '0', String(params.handOffAfterMs), params.quiet ? '1' : '0'],
     (reply) => {
       const code = asInteger('hand-off-release', reply);
       return code === 2 ? 'waiter-asleep' : code === 1 ? 'released' : 'not-held';

@@ -8,8 +8,6 @@ export interface EmbeddedScript {
   readonly keyCount: number;
   /** How many ARGV the header names (ARGV[1]..ARGV[argCount]). */
   readonly argCount: number;
-  /** How many ARGV a call must pass: those after are marked `(optional)` in the header. */
-  readonly minArgCount: number;
 }
 
 /** A Lua script with its SHA1, as Redis' script cache knows it. */

@@ -14,8 +14,8 @@
 --         does not look for its entry when barging into a free lock)
 -- ARGV[6] '1' to take a free lock whoever is queued (Mutex), '0' to serve the queue first (FairMutex)
 -- ARGV[7] the holder label stored with the lock while this call holds it ('' for none; holder.lua)
--- ARGV[8] (optional) the server time in ms this acquire call first joined the queue; '0' or absent
---         when it has not yet: a new entry of this call keeps it as its arrival (arrival-queue.lua), so a
+-- ARGV[8] the server time in ms this acquire call first joined the queue, or '0' (or absent) when it
+--         has not yet: a new entry of this call keeps it as its arrival (arrival-queue.lua), so a
 --         call queued again after its entry was dropped keeps its age (a Mutex's release hands the
 --         lock to a first waiter that old, handOffAfterMs); never later than now
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off: the TTL is

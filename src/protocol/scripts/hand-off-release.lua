@@ -13,13 +13,12 @@
 -- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody (its process is gone; Mutex),
 --         '0' to hand it the lock anyway (FairMutex: its place is kept even while its subscriber
 --         reconnects; a crashed waiter costs at most its TTL)
--- ARGV[3] (optional) the hand-off-after window in ms ('0' or absent: always hand over, the
---         FairMutex's): while
+-- ARGV[3] the hand-off-after window in ms ('0' or absent: always hand over, the FairMutex's): while
 --         the oldest live waiter has waited less than this since its arrival, the release frees the
 --         lock (the next caller, the releaser asking again or that waiter, takes it) and publishes
 --         "token:free" on that waiter's channel, so it asks at once; it keeps its place and arrival.
 --         With ARGV[2] '1', a waiter that wake reaches nobody is dropped and the next one looked at.
--- ARGV[4] (optional) '1' for a quiet release (the Mutex's): within the window it publishes nothing, and says so
+-- ARGV[4] '1' for a quiet release (the Mutex's): within the window it publishes nothing, and says so
 --         (reply 2); the releasing client wakes that waiter a moment later, by this script with
 --         another token and window '0' (a lock found free goes to the oldest live waiter), unless it
 --         took the lock back first. '0' or absent: wake it now ("token:free").
