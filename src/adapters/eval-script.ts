@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { ClientClosedError } from '../errors.js';
 import type { Script } from '../protocol/script.js';
 import { classifyRedisError } from './classify-error.js';
@@ -21,10 +22,55 @@ export class NotResentError extends Error {
 }
 
 /**
+ * A reply that is not the call's own: the script's envelope (protocol/script.ts) did not echo the
+ * call's nonce. The client paired the call with another command's reply (node-redis 5 does after a
+ * reset: docs/guarantees.md), so the call's own reply went elsewhere and whether it ran is unknown,
+ * as when a reply is lost. A connectivity-like failure, not a `LockError`: the caller treats it as
+ * an unanswered call (retries while it has time, gives back what the call may have taken).
+ */
+export class MismatchedReplyError extends Error {
+  override readonly name = 'MismatchedReplyError';
+  constructor(script: string, reply: unknown) {
+    super(
+      `The client answered Locksmith's ${script} call with another command's reply (${describe(reply)}): ` +
+        'its connection is out of step; whether the call ran is unknown',
+    );
+  }
+}
+
+function describe(reply: unknown): string {
+  try {
+    const text = JSON.stringify(reply, (_key, value: unknown) =>
+      typeof value === 'bigint' ? String(value) : value,
+    );
+    return text === undefined ? String(reply) : text.slice(0, 120);
+  } catch {
+    return String(reply);
+  }
+}
+
+/**
+ * Per-call nonces: unique in this process (a counter) and across processes sharing a server (a
+ * random prefix), short (a few bytes per call).
+ */
+const NONCE_PREFIX = randomBytes(6).toString('base64url');
+let nonceCount = 0;
+
+/** The reply the envelope wrapped, if it carries `nonce`; else the call was answered with another's. */
+function unwrap(reply: unknown, nonce: string, script: Script): unknown {
+  if (Array.isArray(reply) && reply.length <= 2 && reply.length >= 1 && String(reply[0]) === nonce)
+    // `{nonce, nil}` reaches the client as a one-element array: the body's nil (no script replies one).
+    return reply.length === 2 ? reply[1] : null;
+  throw new MismatchedReplyError(script.name, reply);
+}
+
+/**
  * Runs a script by SHA and falls back to its source when the server's script cache does not have
  * it (a restart, a failover, SCRIPT FLUSH). Written once for every adapter: the fallback is a
  * protocol rule, not a client feature. A closed client is refused before anything is sent, and
- * every rejection is classified (see classifyRedisError).
+ * every rejection is classified (see classifyRedisError). Every call carries a nonce its script
+ * echoes (protocol/script.ts): a reply without it belongs to another command, and the call
+ * rejects with a `MismatchedReplyError` instead of trusting it.
  *
  * The EVAL goes out only once the NOSCRIPT answer is in, behind whatever the caller sent on that
  * connection meanwhile: `resendAsEval`, asked then, says whether it may still go (a Redlock's call
@@ -56,18 +102,24 @@ export function evalScriptThen<T>(
 ): Promise<T> {
   const closed = driver.closedReason();
   if (closed !== undefined) return Promise.reject(new ClientClosedError(closed));
+  // The call's nonce, one ARGV more than the script's header names: its envelope echoes it.
+  nonceCount += 1;
+  const nonce = `${NONCE_PREFIX}${nonceCount.toString(36)}`;
+  const sentArgs = [...args, nonce];
   let sent: Promise<unknown>;
   try {
-    sent = driver.evalSha(script.sha1, keys, args);
+    sent = driver.evalSha(script.sha1, keys, sentArgs);
   } catch (error) {
     // A synchronous throw (a client refusing its arguments) is a rejection like any other.
     sent = Promise.reject(error);
   }
-  const recover = (error: unknown): Promise<T> => {
-    const fallback = fallBack(driver, script, keys, args, error, resendAsEval);
-    return (decode ? fallback.then(decode) : fallback) as Promise<T>;
-  };
-  return (decode ? sent.then(decode, recover) : sent.then(undefined, recover)) as Promise<T>;
+  // A mismatched reply is rejected as such, never decoded: another call's grant is not ours.
+  const own = decode
+    ? (reply: unknown) => decode(unwrap(reply, nonce, script))
+    : (reply: unknown) => unwrap(reply, nonce, script) as T;
+  const recover = (error: unknown): Promise<T> =>
+    fallBack(driver, script, keys, sentArgs, error, resendAsEval).then(own);
+  return sent.then(own, recover);
 }
 
 /** After a failed EVALSHA: the source on NOSCRIPT (unless closed meanwhile), else the error classified. */

@@ -105,7 +105,7 @@ export async function acquireWithWaiting(plan: Plan, attempts: Attempts, backend
         attempt instanceof Promise ? await call.settle(attempt, sentAt + replyBoundMs(plan)) : known(attempt);
       if (settled.kind === 'value') {
         lastGrantTooLate = !usable(settled.value, plan);
-        outcome = lastGrantTooLate ? await givenBack(call) : settled.value;
+        outcome = lastGrantTooLate ? await givenBack(call, plan, backend) : settled.value;
         lastFailed = false;
         failingSince = undefined;
       } else {
@@ -244,7 +244,14 @@ export async function attemptOnce(
     throw error;
   }
   if (settled.kind === 'value') {
-    const outcome = usable(settled.value, plan) ? settled.value : await givenBack(call);
+    let outcome: Outcome;
+    try {
+      outcome = usable(settled.value, plan) ? settled.value : await givenBack(call, plan, backend);
+    } catch (error) {
+      // The give-back goes on, retried as a given-up call's.
+      call.finish('gave-up');
+      throw error;
+    }
     call.finish(outcome.acquired ? 'acquired' : 'gave-up');
     return outcome.acquired ? outcome : undefined;
   }
@@ -278,9 +285,31 @@ function usable(outcome: Outcome, plan: Plan): boolean {
   return validityLeftMs(ttlMs, driftFactor, elapsedMs) > 0;
 }
 
-/** Gives an unusable grant back (see `usable`) and waits for it: the attempt counts as "not acquired". */
-async function givenBack(call: CallState): Promise<Outcome> {
-  await call.giveBackWithin(Number.POSITIVE_INFINITY);
+/**
+ * Gives an unusable grant back (see `usable`) and waits for it: the attempt counts as "not acquired".
+ * The wait is bounded as an attempt's reply is (`replyTimeoutMs`, at most a TTL) and ends when the
+ * caller's signal aborts. The call's next attempt must not go out before the give-back was answered,
+ * so a give-back still unanswered then ends the call: `RedisUnavailableError` (the give-back goes
+ * on in the background, retried as a given-up call's). Unbounded, a client that never answered it
+ * (node-redis 5 hung after a reset) held the call, its timeout and its signal ignored, for ever.
+ */
+async function givenBack(call: CallState, plan: Plan, backend: LockBackend): Promise<Outcome> {
+  const { clock, signal } = plan.options;
+  const boundMs = replyBoundMs(plan);
+  const settled = await settleBefore(
+    call.giveBackWithin(Number.POSITIVE_INFINITY),
+    clock.now() + boundMs,
+    signal,
+    clock,
+    () => {},
+  );
+  if (settled.kind === 'abandoned') {
+    throw new RedisUnavailableError(
+      plan.name,
+      'a grant came too late to use, and giving it back got no reply in time',
+      { cause: noReply(backend, boundMs) },
+    );
+  }
   return { acquired: false, holderPttlMs: 0 };
 }
 

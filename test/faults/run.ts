@@ -25,6 +25,9 @@
  * per run, the workers on cluster clients, a `CLUSTER FAILOVER` and a killed primary) run for the lock
  * kinds they name, among those asked for (a cluster with `requirepass`, and ioredis Clusters whose
  * `keyPrefix` has a hash tag, among them); `--only cluster` runs just them (about 2.5 min).
+ * --clients 'node-redis v5,ioredis 6' (FAULTS_CLIENTS) puts the workers on those client kinds only
+ * (rotated among them; names as in test/fixtures/clients.ts, cluster kinds for the cluster
+ * scenarios), including a kind a scenario skips (`skipClients`): how to check a skip is still due.
  * Prints the table scenario → acquisitions → violations, then a final line `N passed, N failed`.
  * Exits non-zero on any violation, on a negative control that was not flagged, on a scenario whose
  * fault did not happen, or on fewer acquisitions than the profile promises.
@@ -57,6 +60,7 @@ const { values } = parseArgs({
     workers: { type: 'string' },
     lanes: { type: 'string' },
     repeat: { type: 'string' },
+    clients: { type: 'string' },
   },
 });
 
@@ -77,6 +81,11 @@ const primitives = (
   process.env.FAULTS_LOCKS ??
   'mutex,fair-mutex,semaphore,redlock-mutex,redlock-semaphore,multi-mutex'
 ).split(',') as LockId[];
+/** The client kinds the workers are pinned to (`--clients`), or undefined: every kind in turn. */
+const pinnedClients = (values.clients ?? process.env.FAULTS_CLIENTS)
+  ?.split(',')
+  .map((name) => name.trim())
+  .filter((name) => name !== '');
 
 interface Planned {
   readonly scenario: Scenario;
@@ -194,7 +203,11 @@ async function main(): Promise<number> {
   async function runItem(item: Planned, pool: WorkerHandle[]): Promise<void> {
     let result: ScenarioResult;
     try {
-      result = await runScenario(item.scenario, { lock: item.lock, durationMs: item.durationMs }, pool);
+      result = await runScenario(
+        item.scenario,
+        { lock: item.lock, durationMs: item.durationMs, clients: pinnedClients },
+        pool,
+      );
     } catch (error) {
       // The harness itself broke (a server that would not restart, a worker gone): a failure.
       console.log(`FAILED ${item.scenario.name} [${lockLabel(item.lock)}]: ${String(error)}`);

@@ -31,7 +31,8 @@ test('every .lua file is registered, with a header naming KEYS, ARGV and the rep
   for (const script of Object.values(scripts)) {
     const file = readFileSync(join(dir, `${script.name}.lua`), 'utf8');
     const source = expanded(file);
-    assert.equal(script.source, source, `${script.name}: embedded copy is current (npm run embed-lua)`);
+    assert.equal(script.body, source, `${script.name}: embedded copy is current (npm run embed-lua)`);
+    assert.ok(script.source.includes(source), `${script.name}: sent inside its call-nonce envelope`);
     assert.doesNotMatch(source, /#include/, `${script.name}: every include is expanded`);
     assert.match(source, /^-- [\w-]+: /, `${script.name}: header line`);
     assert.match(source, /-- Reply:/, `${script.name}: documents its reply`);

@@ -18,9 +18,10 @@ function driverWith(closed: () => string | undefined, sent: string[]): RedisDriv
       sent.push('evalsha');
       return Promise.reject(new Error('NOSCRIPT No matching script. Please use EVAL.'));
     },
-    eval: () => {
+    // The script's envelope echoes the call's nonce, its last argument (protocol/script.ts).
+    eval: (_source: string, _keys: readonly string[], args: readonly string[]) => {
       sent.push('eval');
-      return Promise.resolve(1);
+      return Promise.resolve([args.at(-1), 1]);
     },
     waitForReplicas: () => Promise.reject(new Error('not used')),
     closedReason: closed,

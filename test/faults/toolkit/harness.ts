@@ -79,6 +79,11 @@ export interface FaultContext {
 export interface ScenarioRun {
   readonly lock: LockId;
   readonly durationMs: number;
+  /**
+   * The client kinds the workers use, by name (the runner's `--clients`), rotated among them:
+   * a kind the scenario skips (`skipClients`) too. Undefined: every kind the scenario does not skip.
+   */
+  readonly clients?: readonly string[] | undefined;
 }
 
 /** A cluster scenario's deployment beyond the default: a password, a client key prefix. */
@@ -323,7 +328,14 @@ export async function runScenario(
     : setup.taggedKeyPrefix
       ? ioredisClusterTaggedPrefixKinds
       : clusterClientKinds;
-  const usable = kinds.filter((kind) => scenario.skipClients?.[kind.name] === undefined);
+  const asked = run.clients;
+  const usable = asked
+    ? kinds.filter((kind) => asked.includes(kind.name))
+    : kinds.filter((kind) => scenario.skipClients?.[kind.name] === undefined);
+  if (usable.length === 0)
+    throw new Error(
+      `${scenario.name}: none of the client kinds ${JSON.stringify(asked)} exists here; the kinds: ${kinds.map((kind) => kind.name).join(', ')}`,
+    );
   const kindOf = (worker: WorkerHandle) =>
     (usable[clientKindIndex(worker.index, thisRun, pool.length, usable.length)] as ClientKind).name;
   // Each worker comes in to each proxy by an entrance of its own, labelled with the worker and its
