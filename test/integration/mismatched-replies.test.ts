@@ -10,7 +10,6 @@
  * the client's connection on demand; the order of events is the event loop's, not a sleep's.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server, Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { evalScriptThen, MismatchedReplyError } from '../../src/adapters/eval-script.js';
 import { nodeRedisDriver } from '../../src/adapters/node-redis.js';
@@ -18,40 +17,20 @@ import type { ScriptCall } from '../../src/protocol/call.js';
 import { type HandOffAcquireResult, handOffAcquire } from '../../src/protocol/hand-off.js';
 import { lockKeys } from '../../src/protocol/keys.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
+import { type ResetProxy, startResetProxy } from '../../tools/reset-proxy.js';
 
 let server: RedisServer;
-let proxy: Server;
-let proxyUrl: string;
-let links: Socket[] = [];
+let proxy: ResetProxy;
 
 before(async () => {
   server = await startRedis();
-  proxy = createServer((client) => {
-    const upstream = new Socket();
-    upstream.connect(server.port, '127.0.0.1');
-    client.on('data', (chunk) => upstream.write(chunk));
-    upstream.on('data', (chunk) => client.write(chunk));
-    client.on('error', () => upstream.destroy());
-    client.on('close', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-    links.push(client);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const address = proxy.address();
-  proxyUrl = `redis://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  proxy = await startResetProxy(server.port);
 });
 
 after(async () => {
-  await new Promise<void>((resolve) => proxy.close(() => resolve()));
-  for (const link of links) link.destroy();
+  await proxy.close();
   await server.stop();
 });
-
-/** Resets every proxied connection (an RST to the client) at once. */
-function resetNow(): void {
-  for (const link of links) link.resetAndDestroy();
-  links = [];
-}
 
 function acquire(name: string, token: string): ScriptCall<HandOffAcquireResult> {
   return handOffAcquire(lockKeys('locksmith', name), {
@@ -67,7 +46,7 @@ function acquire(name: string, token: string): ScriptCall<HandOffAcquireResult> 
 
 test('node-redis 5 pairs a reply with the wrong call after a reset: the call rejects, no other call’s grant is taken', async () => {
   const { createClient } = await import('redis5');
-  const client = createClient({ url: proxyUrl });
+  const client = createClient({ url: proxy.url });
   client.on('error', () => {});
   await client.connect();
   const driver = nodeRedisDriver(client as never);
@@ -93,7 +72,7 @@ test('node-redis 5 pairs a reply with the wrong call after a reset: the call rej
       // In a timer, the reset and the first call: the poll phase after it reads the reset, the check
       // phase then writes the first call into the dead socket (node-redis 5).
       setTimeout(() => {
-        resetNow();
+        proxy.resetNow();
         sent.push(note('first', run(acquire('first', 'a'))));
         // After that write, before the reconnection: queued for the new connection, behind the
         // handshake. `held`'s acquire gets the reply of the one after it, an acquire of a free lock.

@@ -18,8 +18,9 @@
  *
  * Prints, per client version, in how many rounds a reply went to the wrong command (or none came).
  */
-import { createServer, Socket } from 'node:net';
+
 import { startRedis } from '../redis-server.js';
+import { startResetProxy } from '../reset-proxy.js';
 
 interface EchoClient {
   on(event: 'error', listener: (error: Error) => void): unknown;
@@ -30,25 +31,9 @@ interface EchoClient {
 const rounds = Number(process.argv[2] ?? 20);
 const server = await startRedis();
 
-/** A plain proxy; `resetNow()` resets the client's connection (an RST) at once. */
-let links: Socket[] = [];
-const proxy = createServer((client) => {
-  const upstream = new Socket();
-  upstream.connect(server.port, '127.0.0.1');
-  client.on('data', (chunk) => upstream.write(chunk));
-  upstream.on('data', (chunk) => client.write(chunk));
-  client.on('error', () => upstream.destroy());
-  client.on('close', () => upstream.destroy());
-  upstream.on('error', () => client.destroy());
-  links.push(client);
-});
-function resetNow(): void {
-  for (const client of links) client.resetAndDestroy();
-  links = [];
-}
-await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-const address = proxy.address();
-const url = `redis://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+/** `proxy.resetNow()` resets the client's connection (an RST) at once. */
+const proxy = await startResetProxy(server.port);
+const { url } = proxy;
 
 const versions: [string, () => Promise<EchoClient>][] = [
   ['node-redis 4', async () => (await import('redis4')).createClient({ url }) as unknown as EchoClient],
@@ -73,7 +58,7 @@ try {
       // In a timer: the timers phase comes before the poll phase that reads the reset.
       const { second } = await new Promise<{ second: Promise<unknown> }>((resolve) =>
         setTimeout(() => {
-          resetNow();
+          proxy.resetNow();
           resolve({ second: client.sendCommand(['ECHO', 'second']) });
         }, 1),
       );
@@ -105,6 +90,6 @@ try {
     for (const example of examples) console.log(`  ${example}`);
   }
 } finally {
-  proxy.close();
+  await proxy.close();
   await server.stop();
 }
