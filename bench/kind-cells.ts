@@ -65,8 +65,9 @@ export interface BenchFacet<Variant extends object = object> {
 /** A Locksmith try is one acquire script sent (a queued kind's waiter is woken, not polling). */
 export function locksmithTry(name: string, firstArg: string | undefined): boolean {
   const acquires = [scripts.handOffAcquire, scripts.semaphoreAcquire, scripts.multiAcquire];
-  if (name === 'evalsha') return acquires.some((script) => firstArg === script.sha1);
-  if (name === 'eval') return acquires.some((script) => firstArg === script.source);
+  const texts = acquires.flatMap((script) => [script, script.checked]);
+  if (name === 'evalsha') return texts.some((text) => firstArg === text.sha1);
+  if (name === 'eval') return texts.some((text) => firstArg === text.source);
   return false;
 }
 

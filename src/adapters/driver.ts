@@ -18,6 +18,13 @@ export interface RedisDriver {
    * tag's slot, and a channel without it was published on a node that does not serve it.
    */
   readonly keyPrefix: string;
+  /**
+   * Whether a reply may be paired with another command than its own, so every script call carries
+   * a nonce its script echoes (protocol/script.ts's envelope, evalScript). node-redis: its v5 writes
+   * a command into a socket a reset already closed, and every reply after goes to the command sent
+   * before its own (docs/guarantees.md); v4 and v6 share the client's design and are checked too.
+   */
+  readonly checksReplies: boolean;
   /** EVALSHA; rejects with the server's error (including NOSCRIPT) as the client reports it. */
   evalSha(sha1: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
   /** EVAL; also loads the script into the server's cache for later EVALSHA calls. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ClientClosedError } from '../errors.js';
-import type { Script } from '../protocol/script.js';
+import type { Script, ScriptText } from '../protocol/script.js';
 import { classifyRedisError } from './classify-error.js';
 import type { RedisDriver } from './driver.js';
 
@@ -68,9 +68,10 @@ function unwrap(reply: unknown, nonce: string, script: Script): unknown {
  * Runs a script by SHA and falls back to its source when the server's script cache does not have
  * it (a restart, a failover, SCRIPT FLUSH). Written once for every adapter: the fallback is a
  * protocol rule, not a client feature. A closed client is refused before anything is sent, and
- * every rejection is classified (see classifyRedisError). Every call carries a nonce its script
- * echoes (protocol/script.ts): a reply without it belongs to another command, and the call
- * rejects with a `MismatchedReplyError` instead of trusting it.
+ * every rejection is classified (see classifyRedisError). On a client whose replies need checking
+ * (`RedisDriver.checksReplies`), every call carries a nonce its script echoes (protocol/script.ts):
+ * a reply without it belongs to another command, and the call rejects with a
+ * `MismatchedReplyError` instead of trusting it.
  *
  * The EVAL goes out only once the NOSCRIPT answer is in, behind whatever the caller sent on that
  * connection meanwhile: `resendAsEval`, asked then, says whether it may still go (a Redlock's call
@@ -102,30 +103,33 @@ export function evalScriptThen<T>(
 ): Promise<T> {
   const closed = driver.closedReason();
   if (closed !== undefined) return Promise.reject(new ClientClosedError(closed));
-  // The call's nonce, one ARGV more than the script's header names: its envelope echoes it.
-  nonceCount += 1;
-  const nonce = `${NONCE_PREFIX}${nonceCount.toString(36)}`;
-  const sentArgs = [...args, nonce];
-  let sent: Promise<unknown>;
-  try {
-    sent = driver.evalSha(script.sha1, keys, sentArgs);
-  } catch (error) {
-    // A synchronous throw (a client refusing its arguments) is a rejection like any other.
-    sent = Promise.reject(error);
+  let text: ScriptText = script;
+  let sentArgs = args;
+  let own = (decode ?? identity) as (reply: unknown) => T;
+  if (driver.checksReplies) {
+    // The call's nonce, one ARGV more than the script's header names: its envelope echoes it.
+    nonceCount += 1;
+    const nonce = `${NONCE_PREFIX}${nonceCount.toString(36)}`;
+    text = script.checked;
+    sentArgs = [...args, nonce];
+    // A mismatched reply is rejected as such, never decoded: another call's grant is not ours.
+    own = decode
+      ? (reply: unknown) => decode(unwrap(reply, nonce, script))
+      : (reply: unknown) => unwrap(reply, nonce, script) as T;
   }
-  // A mismatched reply is rejected as such, never decoded: another call's grant is not ours.
-  const own = decode
-    ? (reply: unknown) => decode(unwrap(reply, nonce, script))
-    : (reply: unknown) => unwrap(reply, nonce, script) as T;
   const recover = (error: unknown): Promise<T> =>
-    fallBack(driver, script, keys, sentArgs, error, resendAsEval).then(own);
-  return sent.then(own, recover);
+    fallBack(driver, text, keys, sentArgs, error, resendAsEval).then(own);
+  return attempt(() => driver.evalSha(text.sha1, keys, sentArgs)).then(own, recover);
+}
+
+function identity(reply: unknown): unknown {
+  return reply;
 }
 
 /** After a failed EVALSHA: the source on NOSCRIPT (unless closed meanwhile), else the error classified. */
 function fallBack(
   driver: RedisDriver,
-  script: Script,
+  script: ScriptText,
   keys: readonly string[],
   args: readonly string[],
   error: unknown,

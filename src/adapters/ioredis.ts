@@ -76,9 +76,13 @@ function disconnectedReason(client: IoRedisStatus): string | undefined {
 /** What a `Redis` and a `Cluster` driver share: scripts (a `Cluster` routes them by the first key) and state. */
 function ioRedisCommon(
   client: IoRedisClient | IoRedisClusterClient,
-): Pick<RedisDriver, 'kind' | 'keyPrefix' | 'evalSha' | 'eval' | 'closedReason' | 'disconnectedReason'> {
+): Pick<
+  RedisDriver,
+  'kind' | 'checksReplies' | 'keyPrefix' | 'evalSha' | 'eval' | 'closedReason' | 'disconnectedReason'
+> {
   return {
     kind: 'ioredis',
+    checksReplies: false,
     keyPrefix: client.options?.keyPrefix ?? '',
     evalSha: (sha1, keys, args) => client.evalsha(sha1, keys.length, ...keys, ...args),
     eval: (source, keys, args) => client.eval(source, keys.length, ...keys, ...args),

@@ -159,6 +159,7 @@ async function connectSubscriber(subscriber: Duplicated): Promise<() => Promise<
 export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
   return {
     kind: 'node-redis',
+    checksReplies: true,
     keyPrefix: '',
     topology: 'standalone',
     ...nodeRedisScripts(client),
@@ -194,6 +195,7 @@ export function nodeRedisDriver(client: NodeRedisClient): RedisDriver {
 export function nodeRedisSentinelDriver(client: NodeRedisSentinelClient): RedisDriver {
   return {
     kind: 'node-redis',
+    checksReplies: true,
     keyPrefix: '',
     topology: 'standalone',
     ...nodeRedisScripts(client),
@@ -258,6 +260,7 @@ async function waitOnSlotMaster(
 export function nodeRedisClusterDriver(client: NodeRedisClusterClient): RedisDriver {
   return {
     kind: 'node-redis',
+    checksReplies: true,
     keyPrefix: '',
     topology: 'cluster',
     // sendCommand routes by the key it is given, in every version (v4's evalSha by none).

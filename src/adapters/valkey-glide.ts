@@ -253,6 +253,7 @@ export function glideDriver(client: ValkeyGlideClient): RedisDriver {
   const options = { decoder: DECODE_STRINGS };
   return {
     kind: 'valkey-glide',
+    checksReplies: false,
     keyPrefix: '',
     topology: 'standalone',
     evalSha: (sha1, keys, args) =>
@@ -281,6 +282,7 @@ export function glideClusterDriver(client: ValkeyGlideClusterClient): RedisDrive
       : { decoder: DECODE_STRINGS, route: { type: 'primarySlotKey' as const, key } };
   return {
     kind: 'valkey-glide',
+    checksReplies: false,
     keyPrefix: '',
     topology: 'cluster',
     evalSha: (sha1, keys, args) =>

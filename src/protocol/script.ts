@@ -10,14 +10,18 @@ export interface EmbeddedScript {
   readonly argCount: number;
 }
 
-/**
- * A Lua script as Locksmith sends it, with its SHA1 as Redis' script cache knows it. `source` is
- * the .lua text (`body`) inside the call-nonce envelope (`withCallNonce`).
- */
-export interface Script extends EmbeddedScript {
+/** A script's text as Redis runs it, and its SHA1 as Redis' script cache knows it. */
+export interface ScriptText {
+  readonly source: string;
   readonly sha1: string;
-  /** The .lua file's text, includes expanded: what the envelope runs. */
-  readonly body: string;
+}
+
+/**
+ * A Lua script as Locksmith sends it: the .lua file's text, includes expanded (`source`, `sha1`),
+ * and the same inside the call-nonce envelope (`checked`), for clients whose replies need checking.
+ */
+export interface Script extends EmbeddedScript, ScriptText {
+  readonly checked: ScriptText;
 }
 
 /**
@@ -25,7 +29,9 @@ export interface Script extends EmbeddedScript {
  * see evalScript), the script removes it before its body runs and replies `{nonce, reply}`, so the
  * caller can tell its own reply from another command's a client paired with it (node-redis 5 after
  * a reset, docs/guarantees.md). An error reply is returned as is (it is no grant to mistake for
- * another's). Called without it (tests, the benchmark's raw rows), the script replies as its body.
+ * another's). Called without it, the script replies as its body. It costs Redis about 15k
+ * instructions per call (docs/performance.md), so only clients that need it send it
+ * (`RedisDriver.checksReplies`); the others run the plain script.
  */
 function withCallNonce(body: string, argCount: number): string {
   return (
@@ -36,8 +42,11 @@ function withCallNonce(body: string, argCount: number): string {
   );
 }
 
+function scriptText(source: string): ScriptText {
+  return { source, sha1: createHash('sha1').update(source).digest('hex') };
+}
+
 export function defineScript(embedded: EmbeddedScript): Script {
-  const source = withCallNonce(embedded.source, embedded.argCount);
-  const sha1 = createHash('sha1').update(source).digest('hex');
-  return Object.freeze({ ...embedded, body: embedded.source, source, sha1 });
+  const checked = Object.freeze(scriptText(withCallNonce(embedded.source, embedded.argCount)));
+  return Object.freeze({ ...embedded, ...scriptText(embedded.source), checked });
 }

@@ -13,11 +13,14 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { evalScriptThen, MismatchedReplyError } from '../../src/adapters/eval-script.js';
 import { nodeRedisDriver } from '../../src/adapters/node-redis.js';
+import { Mutex } from '../../src/index.js';
 import type { ScriptCall } from '../../src/protocol/call.js';
 import { type HandOffAcquireResult, handOffAcquire } from '../../src/protocol/hand-off.js';
 import { lockKeys } from '../../src/protocol/keys.js';
+import { scripts } from '../../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { type ResetProxy, startResetProxy } from '../../tools/reset-proxy.js';
+import { clientKinds } from '../fixtures/clients.js';
 
 let server: RedisServer;
 let proxy: ResetProxy;
@@ -91,3 +94,22 @@ test('node-redis 5 pairs a reply with the wrong call after a reset: the call rej
     client.destroy();
   }
 });
+
+// The nonce costs Redis about 15k instructions per call (docs/performance.md): only clients that
+// need it pay it. Which script text a client ran is in the server's script cache after a flush.
+for (const kind of clientKinds) {
+  const checked = kind.name.startsWith('node-redis');
+  test(`${kind.name} runs the ${checked ? 'checked script, with a nonce' : 'plain script, without a nonce'}`, async () => {
+    const user = await kind.create(server.url);
+    try {
+      await user.command('SCRIPT', 'FLUSH');
+      const lock = new Mutex(user.client, `script-text-${kind.name}`, { ttlMs: 10_000 });
+      await (await lock.acquire()).release();
+      const ran = scripts.handOffAcquire;
+      const cached = (await user.command('SCRIPT', 'EXISTS', ran.sha1, ran.checked.sha1)) as unknown[];
+      assert.deepEqual(cached.map(Number), checked ? [0, 1] : [1, 0]);
+    } finally {
+      await user.close();
+    }
+  });
+}

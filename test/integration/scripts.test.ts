@@ -31,8 +31,11 @@ test('every .lua file is registered, with a header naming KEYS, ARGV and the rep
   for (const script of Object.values(scripts)) {
     const file = readFileSync(join(dir, `${script.name}.lua`), 'utf8');
     const source = expanded(file);
-    assert.equal(script.body, source, `${script.name}: embedded copy is current (npm run embed-lua)`);
-    assert.ok(script.source.includes(source), `${script.name}: sent inside its call-nonce envelope`);
+    assert.equal(script.source, source, `${script.name}: embedded copy is current (npm run embed-lua)`);
+    assert.ok(
+      script.checked.source.includes(source),
+      `${script.name}: checked, inside its call-nonce envelope`,
+    );
     assert.doesNotMatch(source, /#include/, `${script.name}: every include is expanded`);
     assert.match(source, /^-- [\w-]+: /, `${script.name}: header line`);
     assert.match(source, /-- Reply:/, `${script.name}: documents its reply`);
@@ -52,9 +55,9 @@ test('the shared fence fragment is in every script that grants the lock, written
 });
 
 test('every SHA1 is what SCRIPT LOAD returns', async () => {
-  for (const script of Object.values(scripts)) {
-    const reply = await server.command('SCRIPT', 'LOAD', script.source);
-    assert.equal(reply.split('\r\n')[1], script.sha1, script.name);
+  for (const text of Object.values(scripts).flatMap((script) => [script, script.checked])) {
+    const reply = await server.command('SCRIPT', 'LOAD', text.source);
+    assert.equal(reply.split('\r\n')[1], text.sha1);
   }
 });
 

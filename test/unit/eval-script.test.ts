@@ -11,7 +11,8 @@ import { scripts } from '../../src/protocol/scripts.js';
 
 function driverWith(closed: () => string | undefined, sent: string[]): RedisDriver {
   return {
-    kind: 'ioredis',
+    kind: 'node-redis',
+    checksReplies: true,
     topology: 'standalone',
     keyPrefix: '',
     evalSha: () => {

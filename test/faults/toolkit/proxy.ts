@@ -36,8 +36,10 @@ export type CommandRule = (command: ProxiedCommand) => CommandAction;
 
 const scriptNames = new Map<string, string>();
 for (const script of Object.values(scripts)) {
-  scriptNames.set(script.sha1, script.name);
-  scriptNames.set(script.source, script.name);
+  for (const text of [script, script.checked]) {
+    scriptNames.set(text.sha1, script.name);
+    scriptNames.set(text.source, script.name);
+  }
 }
 
 /** The Locksmith script a command runs, if any (by SHA for EVALSHA, by source for EVAL). */
