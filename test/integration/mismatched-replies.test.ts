@@ -1,6 +1,6 @@
 /**
  * A client that pairs a reply with the wrong command must not make Locksmith trust it: every script
- * call carries a nonce its script echoes (protocol/script.ts, adapters/eval-script.ts), and a reply
+ * call on a node-redis client carries a nonce its script echoes (protocol/script.ts, adapters/eval-script.ts), and a reply
  * without the call's nonce rejects the call (`MismatchedReplyError`), as a lost reply would.
  *
  * The client is node-redis 5.12, whose defect this is (tools/repro/node-redis-write-after-reset.ts):
