@@ -153,14 +153,31 @@ export function semaphoreRelease(
 
 /** Compare-and-extend: true when `token` holds permits and they now expire `ttlMs` from now. */
 export function semaphoreExtend(
-  keys: Pick<LockKeys, 'lock'>,
+  keys: Pick<LockKeys, 'lock' | 'fence'>,
   params: { readonly token: string; readonly ttlMs: number },
 ): ScriptCall<boolean> {
   return scriptCall(
     scripts.semaphoreExtend,
-    [keys.lock],
-    [params.token, String(params.ttlMs)],
+    [keys.lock, keys.fence],
+    [params.token, String(params.ttlMs), '0'],
     (reply) => asInteger('semaphore-extend', reply) === 1,
+  );
+}
+
+/**
+ * Compare-and-extend that also reserves `count` fencing tokens above every one granted so far, for
+ * the holder's process to hand out (a local batch): the highest of them, or 0 when `token` holds no
+ * permits.
+ */
+export function semaphoreReserveFences(
+  keys: Pick<LockKeys, 'lock' | 'fence'>,
+  params: { readonly token: string; readonly ttlMs: number; readonly count: number },
+): ScriptCall<number> {
+  return scriptCall(
+    scripts.semaphoreExtend,
+    [keys.lock, keys.fence],
+    [params.token, String(params.ttlMs), String(params.count)],
+    (reply) => asInteger('semaphore-extend', reply),
   );
 }
 
