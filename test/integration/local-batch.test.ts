@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { existingLocalBatch } from '../../src/batching/local-batch.js';
 import { type Lease, LockLostError, LockTimeoutError, Mutex, RedlockMutex } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
+import { batchTimeBoundEndsRun } from '../fixtures/batch-bounds.js';
 import { spawnChild } from '../fixtures/child.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
 import { commandCalls, resetStats, scriptCalls } from '../fixtures/commandstats.js';
@@ -246,29 +247,11 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
   });
 
   test('after maxLocalBatchMs since its grant the process releases in Redis, however many holds are left', async () => {
-    // The monotonic clock, moved ahead by hand: the run's time runs out when the test says so.
-    let skewMs = 0;
-    const clock = { now: () => performance.now() + skewMs };
     const lockName = name();
-    const a = new Mutex(redis.a.client, lockName, { clock, maxLocalBatchMs: 5_000 });
-    const b = new Mutex(redis.b.client, lockName);
-    const first = await a.acquire();
-    const passed = a.acquire();
-    await first.release();
-    const second = await passed;
-    assert.equal(second.token, first.token, 'passed on within the bound');
-    const local = a.acquire();
-    const other = b.acquire();
-    await otherClientWaits(lockName);
-    skewMs += 5_000;
-    await second.release();
-    const theirs = await other;
-    assert.notEqual(theirs.token, first.token, "the other client's waiter got it from Redis");
-    await theirs.release();
-    const mine = await local;
-    assert.ok(mine.fencingToken > theirs.fencingToken);
-    assert.notEqual(mine.token, first.token, 'a new run, with a new lease in Redis');
-    await mine.release();
+    await batchTimeBoundEndsRun(
+      (client, options) => new Mutex(redis[client].client, lockName, options),
+      () => otherClientWaits(lockName),
+    );
   });
   test('a lease that expired unreleased does not keep tryAcquire() from the free lock', async () => {
     const lock = new Mutex(redis.a.client, name());
