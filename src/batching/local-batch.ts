@@ -204,7 +204,8 @@ export function existingLocalBatch(scope: object, key: string): LocalBatch | und
  * and a caller queued here takes whichever comes first, a run passed on or its turn to ask.
  *
  * Each local holder gets its own lease: the process's Redis token; its own fencing token, reserved
- * in Redis (above every earlier holder's in any process, below every later one's); validity no
+ * in Redis (above every earlier holder's in any process, below every later one's; with several
+ * permits, above every token granted before its run reserved, and rising along the run); validity no
  * longer than what is left of the process's Redis lease; a signal that aborts when that is lost.
  * Passing on needs reserved tokens and half a TTL of validity left: when either is missing, one
  * extension reserves the rest of the run's tokens and renews the lease first (one round trip per
