@@ -13,6 +13,7 @@ import { batchTimeBoundEndsRun } from '../fixtures/batch-bounds.js';
 import { spawnChild } from '../fixtures/child.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
 import { commandCalls, resetStats, scriptCalls } from '../fixtures/commandstats.js';
+import { contend as contendHolds } from '../fixtures/contend.js';
 import { abortedWith, nameMaker, redisForSuite, until, within } from '../fixtures/helpers.js';
 import { lockKeyIsFree, ownerTokenOf } from '../fixtures/lock-value.js';
 
@@ -21,31 +22,15 @@ const name = nameMaker('batch');
 const untimed = { maxLocalBatchMs: 60_000 };
 const kind = clientKinds[0] as (typeof clientKinds)[number];
 
-/** Runs `callers` loops of `rounds` holds each on `locks` (one per loop, or shared), recording grants in order. */
+/** Runs `callers` loops of `rounds` holds each on `locks` (one per loop, or shared), one holder at a time: the grants' tokens in order. */
 async function contend(
   lockFor: (i: number) => Mutex | RedlockMutex,
   callers: number,
   rounds: number,
   during?: (lease: Lease, lock: Mutex | RedlockMutex) => Promise<void>,
 ): Promise<number[]> {
-  const grants: number[] = [];
-  let holding = 0;
-  await Promise.all(
-    Array.from({ length: callers }, async (_, i) => {
-      const lock = lockFor(i);
-      for (let r = 0; r < rounds; r++) {
-        const lease = await lock.acquire();
-        holding += 1;
-        assert.equal(holding, 1, 'two callers held the lock at once');
-        grants.push(lease.fencingToken);
-        await during?.(lease, lock);
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        holding -= 1;
-        assert.equal(await lease.release(), true);
-      }
-    }),
-  );
-  return grants;
+  const { holds } = await contendHolds(lockFor, callers, rounds, 1, during);
+  return holds.map((hold) => hold.fencingToken);
 }
 
 function assertIncreasing(tokens: readonly number[]): void {

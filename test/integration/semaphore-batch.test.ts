@@ -13,50 +13,13 @@ import { type Lease, LockLostError, Semaphore } from '../../src/index.js';
 import { batchTimeBoundEndsRun } from '../fixtures/batch-bounds.js';
 import { clientKinds } from '../fixtures/clients.js';
 import { commandCalls, resetStats, scriptCalls } from '../fixtures/commandstats.js';
+import { contend, type Hold } from '../fixtures/contend.js';
 import { abortedWith, nameMaker, redisForSuite, until } from '../fixtures/helpers.js';
 
 const name = nameMaker('sem-batch');
 /** Runs bounded by holds alone: a busy machine must not end them early by time. */
 const untimed = { maxLocalBatchMs: 60_000 };
 const kind = clientKinds[0] as (typeof clientKinds)[number];
-
-interface Hold {
-  readonly token: string;
-  readonly fencingToken: number;
-}
-
-/**
- * Runs `callers` loops of `rounds` holds each, loop i on `lockFor(i)`, counting holders at once
- * across them all (at most `limit`); resolves with the holds in grant order and the most at once.
- */
-async function contend(
-  lockFor: (i: number) => Semaphore,
-  callers: number,
-  rounds: number,
-  limit: number,
-  during?: (lease: Lease) => Promise<void>,
-): Promise<{ holds: Hold[]; peak: number }> {
-  const holds: Hold[] = [];
-  let holding = 0;
-  let peak = 0;
-  await Promise.all(
-    Array.from({ length: callers }, async (_, i) => {
-      const lock = lockFor(i);
-      for (let r = 0; r < rounds; r++) {
-        const lease = await lock.acquire();
-        holding += 1;
-        peak = Math.max(peak, holding);
-        assert.ok(holding <= limit, `${holding} holders of ${limit} permits at once`);
-        holds.push({ token: lease.token, fencingToken: lease.fencingToken });
-        await during?.(lease);
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        holding -= 1;
-        assert.equal(await lease.release(), true);
-      }
-    }),
-  );
-  return { holds, peak };
-}
 
 /** Every fencing token distinct, and those of one permit in Redis (one owner token) rising in grant order. */
 function assertFencing(holds: readonly Hold[]): void {
