@@ -1,6 +1,7 @@
 /** Typed calls of the Semaphore's scripts (semaphore-*.lua). */
 import { UnexpectedReplyError } from '../errors.js';
 import { type ScriptCall, scriptCall } from './call.js';
+import { extended, extendReserving } from './fencing-counter.js';
 import type { HandOffAcquireResult } from './hand-off.js';
 import type { LockKeys, SemaphoreKeys } from './keys.js';
 import type { LockState } from './lock-state.js';
@@ -156,12 +157,7 @@ export function semaphoreExtend(
   keys: Pick<LockKeys, 'lock' | 'fence'>,
   params: { readonly token: string; readonly ttlMs: number },
 ): ScriptCall<boolean> {
-  return scriptCall(
-    scripts.semaphoreExtend,
-    [keys.lock, keys.fence],
-    [params.token, String(params.ttlMs), '0'],
-    (reply) => asInteger('semaphore-extend', reply) === 1,
-  );
+  return extended(extendReserving(scripts.semaphoreExtend, keys, params));
 }
 
 /**
@@ -173,12 +169,7 @@ export function semaphoreReserveFences(
   keys: Pick<LockKeys, 'lock' | 'fence'>,
   params: { readonly token: string; readonly ttlMs: number; readonly count: number },
 ): ScriptCall<number> {
-  return scriptCall(
-    scripts.semaphoreExtend,
-    [keys.lock, keys.fence],
-    [params.token, String(params.ttlMs), String(params.count)],
-    (reply) => asInteger('semaphore-extend', reply),
-  );
+  return extendReserving(scripts.semaphoreExtend, keys, params);
 }
 
 /** Stores a new limit for the name and hands the permits it frees to the queue; the permits held now. */
