@@ -19,6 +19,12 @@ export interface BatchBackend extends LockBackend {
    * how a run that reached its bounds with callers still queued here ends. Absent: `release`.
    */
   handOver?(token: string): Promise<boolean>;
+  /**
+   * How many runs the process may have at once, each its own permit in Redis (a Semaphore's
+   * `limit`): its callers ask Redis for another one while it holds fewer. Absent: 1 (an exclusive
+   * lock: a grant from Redis proves any run still here gone).
+   */
+  readonly runs?: number;
 }
 
 /** How long one run may go on: holds in a row, and milliseconds since its grant from Redis. */
@@ -193,16 +199,23 @@ export function existingLocalBatch(scope: object, key: string): LocalBatch | und
  * queue here in arrival order, and the lock the process holds in Redis is passed among them without
  * a round trip, up to `bounds` (holds in a row, and time since the run's grant: the options of the
  * call that got it from Redis), then released in Redis, where another process's waiter gets it first.
+ * A kind with several permits (`BatchBackend.runs`) has a run per permit the process holds: while it
+ * holds fewer than that, the first caller queued here asks Redis for another (one asks at a time),
+ * and a caller queued here takes whichever comes first, a run passed on or its turn to ask.
  *
  * Each local holder gets its own lease: the process's Redis token; its own fencing token, reserved
- * in Redis (above every earlier holder's in any process, below every later one's); validity no
+ * in Redis (above every earlier holder's in any process, below every later one's; with several
+ * permits, above every token granted before its run reserved, and rising along the run); validity no
  * longer than what is left of the process's Redis lease; a signal that aborts when that is lost.
  * Passing on needs reserved tokens and half a TTL of validity left: when either is missing, one
  * extension reserves the rest of the run's tokens and renews the lease first (one round trip per
  * run, usually). A run whose lease is lost ends at once, and the next caller asks Redis.
  */
 export class LocalBatch {
-  private run: Run | undefined;
+  /** The runs in progress: at most one per permit the process may hold (`capacity`). */
+  private readonly runs = new Set<Run>();
+  /** How many runs it may have at once (`BatchBackend.runs`). */
+  private readonly capacity: number;
   /** Callers of this process asking Redis now (one, unless tries and calls outside batching). */
   private askingRedis = 0;
   private readonly waiters: LocalWaiter[] = [];
@@ -228,7 +241,9 @@ export class LocalBatch {
     /** Its scope's table, and its key there. */
     private readonly byKey: Map<string, LocalBatch>,
     private readonly key: string,
-  ) {}
+  ) {
+    this.capacity = backend.runs ?? 1;
+  }
 
   /** @internal Whether this batch is `key`'s of the table `byKey`, made with `backend`. */
   madeFor(byKey: Map<string, LocalBatch>, key: string, backend: BatchBackend): boolean {
@@ -258,9 +273,18 @@ export class LocalBatch {
     | { bounds: BatchBounds; makeLease: LeaseMaker<LocalHolder>; source: LeaseSource<LocalHolder> }
     | undefined;
 
-  /** Whether a caller of this process holds the lock (a try from this process would not get it). */
+  /**
+   * Whether callers of this process hold every permit its batch may (the lock, for an exclusive
+   * kind): a try from this process would not get one.
+   */
   get heldHere(): boolean {
-    return this.liveRun() !== undefined;
+    return this.liveRuns() >= this.capacity;
+  }
+
+  /** The run in progress that holds by `token`, if any. */
+  private runOf(token: string): Run | undefined {
+    for (const run of this.runs) if (run.token === token) return run;
+    return undefined;
   }
 
   /**
@@ -268,12 +292,12 @@ export class LocalBatch {
    * book's `release_lock`): the run ends here, and the next caller asks Redis.
    */
   forget(token: string): void {
-    const run = this.run;
-    if (!run || run.token !== token) return;
+    const run = this.runOf(token);
+    if (!run) return;
     run.lost = true;
     run.turn?.lease?.revoke('not-owner');
     run.turn = undefined;
-    this.run = undefined;
+    this.runs.delete(run);
     this.next();
   }
 
@@ -284,52 +308,55 @@ export class LocalBatch {
    * ends the run.
    */
   extendedFromOutside(token: string, ttlMs: number): ((extended: boolean) => void) | undefined {
-    const run = this.run;
-    if (!run || run.token !== token) return undefined;
+    const run = this.runOf(token);
+    if (!run) return undefined;
     const sent = { ...instantOf(run.clock), ttlMs };
     if (ttlMs - driftMs(ttlMs, run.driftFactor) < run.validityLeftMs()) {
       run.anchor = sent;
       run.turn?.lease?.limitValidity(sent, ttlMs);
     }
     return (extended) => {
-      if (this.run !== run) return;
+      if (!this.runs.has(run)) return;
       if (extended) run.anchor = sent;
       else this.forget(token);
     };
   }
 
   /**
-   * The run in progress, unless its lease is known to be gone (validity ran out, or its holder's
-   * lease was lost) while nobody waited to notice: that one ends now.
+   * How many runs are in progress, once those whose lease is known to be gone (validity ran out, or
+   * its holder's lease was lost) while nobody waited to notice have ended.
    */
-  private liveRun(): Run | undefined {
-    const run = this.run;
-    if (!run) return undefined;
-    const lease = run.turn?.lease;
-    const holderLost = lease !== undefined && !run.turn?.done && !lease.isHeld;
-    if (!run.lost && !holderLost && run.validityLeftMs() > 0) return run;
-    if (run.turn) run.turn.done = true;
-    run.lost = true;
-    this.abandon(run);
-    return undefined;
+  private liveRuns(): number {
+    for (const run of this.runs) {
+      const lease = run.turn?.lease;
+      const holderLost = lease !== undefined && !run.turn?.done && !lease.isHeld;
+      if (!run.lost && !holderLost && run.validityLeftMs() > 0) continue;
+      if (run.turn) run.turn.done = true;
+      run.lost = true;
+      this.abandon(run);
+    }
+    return this.runs.size;
   }
 
-  /** @internal Whether `run` is the one in progress. */
+  /** @internal Whether `run` is in progress. */
   holds(run: Run): boolean {
-    return this.run === run;
+    return this.runs.has(run);
   }
 
   /**
-   * The lease of `plan`'s call: passed on inside the process when one of its callers holds the
-   * lock or asks Redis for it, else from Redis. A caller alone (the common case) goes straight to
-   * Redis, without an async frame of its own here.
+   * The lease of `plan`'s call: passed on inside the process when its callers hold every permit it
+   * may hold (the lock) or one of them asks Redis, else from Redis. A caller alone (the common case)
+   * goes straight to Redis, without an async frame of its own here.
    */
   private acquire<H extends LocalHolder>(
     plan: Plan,
     bounds: BatchBounds,
     makeLease: LeaseMaker<H>,
   ): Promise<H> {
-    if (this.liveRun() || this.askingRedis > 0) return this.acquireBehind(plan, bounds, makeLease);
+    // Runs found gone end first: their end may hand a waiter its turn to ask.
+    if (this.liveRuns() >= this.capacity || this.askingRedis > 0) {
+      return this.acquireBehind(plan, bounds, makeLease);
+    }
     this.askingRedis += 1;
     return this.askRedis(plan, bounds, makeLease);
   }
@@ -371,7 +398,10 @@ export class LocalBatch {
     return waiting.then((won) => {
       this.askingRedis -= 1;
       this.arrival = { ms: 0 };
-      return this.hold(plan, won, bounds, makeLease);
+      const lease = this.hold(plan, won, bounds, makeLease);
+      // Fewer runs than permits it may hold: the next caller queued here asks for another.
+      this.next();
+      return lease;
     }, gaveUp);
   }
 
@@ -385,10 +415,11 @@ export class LocalBatch {
     const { grant } = won;
     const { clock, driftFactor, ttlMs } = plan.options;
     const anchor = { mono: grant.sentAt, wall: grant.sentAtWall, ttlMs };
-    // A run still here is one whose lease Redis no longer holds (it expired unreleased): this
-    // grant proves it, so it ends now.
+    // An exclusive lock's run still here is one whose lease Redis no longer holds (it expired
+    // unreleased): this grant proves it, so it ends now. Another permit proves nothing of the others.
+    if (this.capacity === 1) this.runs.clear();
     const run = new Run(plan.name, plan.token, bounds, clock, driftFactor, anchor);
-    this.run = run;
+    this.runs.add(run);
     return this.grantTurn(run, plan, won, makeLease);
   }
 
@@ -399,7 +430,7 @@ export class LocalBatch {
   endTurn(run: Run): 'passed' | Promise<boolean> {
     run.turn = undefined;
     if (this.passOn(run)) return 'passed';
-    this.run = undefined;
+    this.runs.delete(run);
     // Callers still queued here: the run ended at its bounds (or was lost), and another process's
     // waiter goes first, as the bounds promise; else the kind's release policy applies.
     const { backend } = this;
@@ -426,7 +457,7 @@ export class LocalBatch {
     if (!lease || turn.watched) return;
     turn.watched = true;
     const onLost = () => {
-      if (turn.done || run.turn !== turn || this.run !== run) return;
+      if (turn.done || run.turn !== turn || !this.runs.has(run)) return;
       turn.done = true;
       run.lost = true;
       this.abandon(run);
@@ -437,8 +468,7 @@ export class LocalBatch {
   /** Ends a run whose lease is lost: its token is given back (harmless if gone), the next caller asks Redis. */
   private abandon(run: Run): void {
     run.turn = undefined;
-    if (this.run !== run) return;
-    this.run = undefined;
+    if (!this.runs.delete(run)) return;
     void reportGiveBack(run.name, run.token, this.backend.release(run.token));
     this.next();
   }
@@ -502,12 +532,12 @@ export class LocalBatch {
       'the reservation',
       this.backend.reserveFences(run.token, ttlMs, count),
     ).catch(() => 0);
-    if (this.run === run && lastFence <= 0) {
+    if (this.runs.has(run) && lastFence <= 0) {
       run.lost = true;
-      this.run = undefined;
+      this.runs.delete(run);
       void reportGiveBack(run.name, run.token, this.backend.release(run.token));
     }
-    if (this.run !== run) {
+    if (!this.runs.has(run)) {
       // Ended (lost, or a grant from Redis proved the lease gone): the waiter asks Redis itself.
       if (waiter.gone) {
         this.next();
@@ -565,20 +595,22 @@ export class LocalBatch {
       if (Number.isFinite(leftMs)) timer = setTimeout(() => leave(timeoutOf(plan)), Math.max(0, leftMs));
     });
     // Queued first: a run found lost here ends now and hands this waiter its turn to ask Redis.
-    const run = this.run;
-    if (run?.turn) this.watchLoss(run, run.turn);
+    for (const run of this.runs) if (run.turn) this.watchLoss(run, run.turn);
     return queued;
   }
 
-  /** Nobody of this process holds the lock or asks Redis: the first waiter asks it next. */
+  /**
+   * Nobody of this process asks Redis, and it holds fewer permits than it may (for an exclusive
+   * lock: none): the first waiter asks Redis next.
+   */
   private next(): void {
-    if (this.run || this.askingRedis > 0) return;
+    if (this.askingRedis > 0 || this.runs.size >= this.capacity) return;
     const waiter = this.waiters.shift();
     if (waiter) {
       waiter.settle();
       this.askingRedis += 1;
       waiter.resolve(undefined);
-    } else {
+    } else if (this.runs.size === 0) {
       this.arrival = { ms: 0 };
       // Idle: it leaves its scope's table (a process touching many names must not keep a batch per
       // name); a lock object that kept it lists it again on its next call.

@@ -13,9 +13,13 @@ import { Semaphore } from '../primitives/semaphore.js';
  * `locksmith:{name}` (see `Semaphore`), not the bare name, and a holder is not auto-extended.
  */
 
-/** The book's semaphore, as one acquisition that never waits. */
+/**
+ * The book's semaphore, as one acquisition that never waits. The book's callers keep identifiers,
+ * not leases, and release them from anywhere: no call joins its process's batch (`maxLocalHolds: 1`),
+ * which would count a permit as held here until its lease said otherwise.
+ */
 function semaphore(client: RedisClient, name: string, limit: number, timeoutMs: number): Semaphore {
-  return new Semaphore(client, name, { limit, ttlMs: timeoutMs, autoExtend: false });
+  return new Semaphore(client, name, { limit, ttlMs: timeoutMs, autoExtend: false, maxLocalHolds: 1 });
 }
 
 /**

@@ -1,17 +1,11 @@
 import type { RedisClient } from '../adapters/client-types.js';
+import { BatchJoin, type Joined } from '../batching/batch-join.js';
 import {
-  batchBounds,
   defaultLocalBatchOptions,
   type LocalBatchOptions,
   localBatchChecks,
 } from '../batching/batch-options.js';
-import {
-  type BatchBackend,
-  type BatchBounds,
-  existingLocalBatch,
-  type LocalBatch,
-  localBatchFor,
-} from '../batching/local-batch.js';
+import type { BatchBackend, LocalBatch } from '../batching/local-batch.js';
 import { type Checks, defaultLockOptions, type LockOptions, lockChecks, resolveOptions } from '../options.js';
 import type { GrantPath, Plan } from '../plan.js';
 import { handOffInspect } from '../protocol/hand-off.js';
@@ -90,40 +84,26 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
     super(client, name, options, resolveMutexOptions, { barging: true, skipUnreached: true });
   }
 
-  /** @internal A waiting call joins its process's batch unless it counts its attempts. */
-  protected override localBatch(
-    plan: Plan<MutexOptions>,
-    path: GrantPath,
-  ): { batch: LocalBatch; bounds: BatchBounds } | undefined {
-    // A call with the options of the last one (a call without overrides: the lock's own) and the
-    // same batch gets the same answer, not a new one per call.
-    const last = this.joined;
-    const sameOptions = last !== undefined && last.options === plan.options;
-    const bounds = sameOptions ? last.bounds : batchBounds(plan.options);
-    if (!bounds) return undefined;
-    const batch = localBatchFor(this.context, this.batchKey, this.batchBackend, path, this.keptBatch);
-    this.keptBatch = batch;
-    if (sameOptions && last.batch === batch) return last;
-    this.joined = { options: plan.options, batch, bounds };
-    return this.joined;
-  }
+  /**
+   * How its calls join their process's batch. Its name among its client's: the lock and its release
+   * policy, since a batch releases in Redis through the first lock object that made it (two Mutex
+   * objects of one name with other `handOffAfterMs` batch apart).
+   */
+  private readonly batching = new BatchJoin<MutexOptions>(
+    this.context,
+    `${this.keys.lock} handOffAfterMs=${this.options.handOffAfterMs}`,
+    this.batchBackend,
+  );
 
-  /** The batch this lock object's calls joined last, kept while idle (see `localBatchFor`). */
-  private keptBatch: LocalBatch | undefined;
-  /** The answer `localBatch` gave last, and to which call options. */
-  private joined: { options: object; batch: LocalBatch; bounds: BatchBounds } | undefined;
+  /** @internal A waiting call joins its process's batch unless it counts its attempts. */
+  protected override localBatch(plan: Plan<MutexOptions>, path: GrantPath): Joined | undefined {
+    return this.batching.join(plan, path);
+  }
 
   /** @internal */
   protected override existingBatch(): LocalBatch | undefined {
-    return existingLocalBatch(this.context, this.batchKey);
+    return this.batching.existing();
   }
-
-  /**
-   * Its batch's name among its client's: the lock and its release policy, since a batch releases
-   * in Redis through the first lock object that made it (two Mutex objects of one name with other
-   * `handOffAfterMs` batch apart).
-   */
-  private readonly batchKey: string = `${this.keys.lock} handOffAfterMs=${this.options.handOffAfterMs}`;
 
   /** @internal */
   protected override handOffAfterMs(): number {

@@ -12,6 +12,7 @@ import {
   semaphoreExtend,
   semaphoreInspect,
   semaphoreRelease,
+  semaphoreReserveFences,
 } from '../protocol/semaphore.js';
 import type { Attempts } from '../waiting/attempts.js';
 import type { FairLockOptions } from './fair-mutex.js';
@@ -87,6 +88,14 @@ export abstract class PermitLock<
   /** @internal */
   protected sendExtend(token: string, ttlMs: number): Promise<boolean> {
     return this.run(semaphoreExtend(this.keys, { token, ttlMs }));
+  }
+
+  /**
+   * @internal Compare-and-extend that reserves `count` fencing tokens for the holder's process (a
+   * local batch passing this permit among its callers).
+   */
+  protected reserveFences(token: string, ttlMs: number, count: number): Promise<number> {
+    return this.run(semaphoreReserveFences(this.keys, { token, ttlMs, count }));
   }
 
   /** @internal The holders and queue as the Semaphore's scripts read them. */

@@ -1,4 +1,12 @@
 import type { RedisClient } from '../adapters/client-types.js';
+import { BatchJoin, type Joined } from '../batching/batch-join.js';
+import {
+  batchBounds,
+  defaultLocalBatchOptions,
+  type LocalBatchOptions,
+  localBatchChecks,
+} from '../batching/batch-options.js';
+import type { BatchBackend, BatchBounds, LocalBatch } from '../batching/local-batch.js';
 import {
   type AcquireOptions,
   type CallOptionTable,
@@ -8,7 +16,7 @@ import {
   resolveOptions,
   type TryAcquireOptions,
 } from '../options.js';
-import type { Plan } from '../plan.js';
+import type { GrantPath, Plan } from '../plan.js';
 import { type SemaphoreState, semaphoreSetLimit } from '../protocol/semaphore.js';
 import { checkCount, checkOptionsObject, checkPermits } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
@@ -17,9 +25,11 @@ import { PermitLock } from './permit-lock.js';
 
 /**
  * How a Semaphore behaves: the FairMutex's options (a queued waiter's place outlives it by
- * `waiterTtlMs`), plus how many holders it admits and how many permits a call takes.
+ * `waiterTtlMs`), plus how many holders it admits, how many permits a call takes, and how long its
+ * process may pass a permit among its own callers (`maxLocalHolds`, `maxLocalBatchMs`: calls taking
+ * one permit).
  */
-export interface SemaphoreOptions extends FairLockOptions {
+export interface SemaphoreOptions extends FairLockOptions, LocalBatchOptions {
   /**
    * How many permits exist (required): at most this many are held at once, by any number of
    * processes. A limit stored with `setLimit()` takes precedence, for every Semaphore on the name.
@@ -41,11 +51,13 @@ export type SemaphoreTryAcquireOptions = TryAcquireOptions & Partial<Pick<Semaph
 /** A Semaphore's defaults; `limit` has none (it must be given). */
 export const defaultSemaphoreOptions: Readonly<Omit<SemaphoreOptions, 'limit'>> = Object.freeze({
   ...defaultFairLockOptions,
+  ...defaultLocalBatchOptions,
   permits: 1,
 });
 
 const semaphoreChecks: Checks<SemaphoreOptions> = {
   ...fairLockChecks,
+  ...localBatchChecks,
   limit: (n, v) => checkCount(n, v, { min: 1 }),
   permits: (n, v) => checkCount(n, v, { min: 1 }),
 };
@@ -61,6 +73,15 @@ export function resolveSemaphoreOptions(options: unknown): Readonly<SemaphoreOpt
   const resolved = resolveOptions(options, defaults, semaphoreChecks);
   checkPermits('permits', resolved.permits, resolved.limit);
   return resolved;
+}
+
+/**
+ * The bounds of a Semaphore call's turns in its process's batch: a Mutex's call's (batchBounds), for
+ * a call taking one permit. A call taking more deals with Redis alone: a run passes one permit on,
+ * and several callers holding parts of one acquisition's permits would each need the whole.
+ */
+function semaphoreBatchBounds(options: EffectiveOptions<SemaphoreOptions>): BatchBounds | undefined {
+  return options.permits === 1 ? batchBounds(options) : undefined;
 }
 
 /** A Semaphore's per-call options: every lock's, and `permits`. */
@@ -93,6 +114,28 @@ export const semaphoreCallOptions: CallOptionTable = callOptionsWith('permits', 
  * are free and nobody is waiting.
  */
 export class Semaphore extends PermitLock<SemaphoreOptions, SemaphoreState, SemaphoreAcquireOptions> {
+  /**
+   * @internal What this process's batch of the lock calls back into: a run per permit, up to
+   * `limit` (a release always hands permits to the oldest waiters: no hand-over of its own).
+   */
+  private readonly batchBackend: BatchBackend = {
+    ...this.backend,
+    reserveFences: (token, ttlMs, count) => this.reserveFences(token, ttlMs, count),
+    runs: this.options.limit,
+  };
+
+  /**
+   * How its calls join their process's batch. Its name among its client's: the lock and its
+   * `limit`, which its releases send (two Semaphore objects of one name with other limits batch
+   * apart).
+   */
+  private readonly batching = new BatchJoin<SemaphoreOptions>(
+    this.context,
+    `${this.keys.lock} limit=${this.options.limit}`,
+    this.batchBackend,
+    semaphoreBatchBounds,
+  );
+
   constructor(
     client: RedisClient,
     name: string,
@@ -121,6 +164,16 @@ export class Semaphore extends PermitLock<SemaphoreOptions, SemaphoreState, Sema
   protected override planAttempts(plan: Plan<SemaphoreOptions>): Attempts {
     checkPermits('permits', plan.options.permits, plan.options.limit);
     return super.planAttempts(plan);
+  }
+
+  /** @internal A waiting call for one permit joins its process's batch (see `semaphoreBatchBounds`). */
+  protected override localBatch(plan: Plan<SemaphoreOptions>, path: GrantPath): Joined | undefined {
+    return this.batching.join(plan, path);
+  }
+
+  /** @internal */
+  protected override existingBatch(): LocalBatch | undefined {
+    return this.batching.existing();
   }
 
   /** @internal */

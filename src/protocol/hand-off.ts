@@ -1,5 +1,6 @@
 /** Typed calls of the hand-off lock's scripts (hand-off-*.lua: Mutex, FairMutex) and its hand-off message. */
 import { type ScriptCall, scriptCall } from './call.js';
+import { extended, extendReserving } from './fencing-counter.js';
 import type { LockKeys } from './keys.js';
 import { decodeLockState, type LockState } from './lock-state.js';
 import { asArray, asInteger } from './replies.js';
@@ -129,12 +130,7 @@ export function handOffExtend(
   keys: Pick<LockKeys, 'lock' | 'fence'>,
   params: { readonly token: string; readonly ttlMs: number },
 ): ScriptCall<boolean> {
-  return scriptCall(
-    scripts.handOffExtend,
-    [keys.lock, keys.fence],
-    [params.token, String(params.ttlMs), '0'],
-    (reply) => asInteger('hand-off-extend', reply) === 1,
-  );
+  return extended(extendReserving(scripts.handOffExtend, keys, params));
 }
 
 /**
@@ -146,12 +142,7 @@ export function handOffReserveFences(
   keys: Pick<LockKeys, 'lock' | 'fence'>,
   params: { readonly token: string; readonly ttlMs: number; readonly count: number },
 ): ScriptCall<number> {
-  return scriptCall(
-    scripts.handOffExtend,
-    [keys.lock, keys.fence],
-    [params.token, String(params.ttlMs), String(params.count)],
-    (reply) => asInteger('hand-off-extend', reply),
-  );
+  return extendReserving(scripts.handOffExtend, keys, params);
 }
 
 export function handOffInspect(keys: LockKeys): ScriptCall<FairLockState> {

@@ -1,6 +1,7 @@
 /** Typed calls of the Semaphore's scripts (semaphore-*.lua). */
 import { UnexpectedReplyError } from '../errors.js';
 import { type ScriptCall, scriptCall } from './call.js';
+import { extended, extendReserving } from './fencing-counter.js';
 import type { HandOffAcquireResult } from './hand-off.js';
 import type { LockKeys, SemaphoreKeys } from './keys.js';
 import type { LockState } from './lock-state.js';
@@ -153,15 +154,22 @@ export function semaphoreRelease(
 
 /** Compare-and-extend: true when `token` holds permits and they now expire `ttlMs` from now. */
 export function semaphoreExtend(
-  keys: Pick<LockKeys, 'lock'>,
+  keys: Pick<LockKeys, 'lock' | 'fence'>,
   params: { readonly token: string; readonly ttlMs: number },
 ): ScriptCall<boolean> {
-  return scriptCall(
-    scripts.semaphoreExtend,
-    [keys.lock],
-    [params.token, String(params.ttlMs)],
-    (reply) => asInteger('semaphore-extend', reply) === 1,
-  );
+  return extended(extendReserving(scripts.semaphoreExtend, keys, params));
+}
+
+/**
+ * Compare-and-extend that also reserves `count` fencing tokens above every one granted so far, for
+ * the holder's process to hand out (a local batch): the highest of them, or 0 when `token` holds no
+ * permits.
+ */
+export function semaphoreReserveFences(
+  keys: Pick<LockKeys, 'lock' | 'fence'>,
+  params: { readonly token: string; readonly ttlMs: number; readonly count: number },
+): ScriptCall<number> {
+  return extendReserving(scripts.semaphoreExtend, keys, params);
 }
 
 /** Stores a new limit for the name and hands the permits it frees to the queue; the permits held now. */

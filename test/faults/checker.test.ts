@@ -245,6 +245,32 @@ describe('fault-suite checker', () => {
     assert.equal(check(backwards, cleanResource(), noKeys, 2).violations['decreasing-token'], 1);
   });
 
+  test("a Semaphore's local holder: its token above those granted before its run's grant, and its run's", () => {
+    const run = 'permit-run';
+    // w0's run was granted 10 (call started at 0) and reserved 11-12; w1 was granted 20 at 5; w0's
+    // local holder's call started at 8, after that grant, with reserved 11: fine (several hold a
+    // Semaphore at once, and its token was reserved before w1's grant).
+    const passed = [
+      ...hold({ w: 0, l: 0, fence: 10, enter: 1, exit: 6, validUntil: 500, owner: run, invoke: 0 }),
+      ...hold({ w: 1, fence: 20, enter: 5, exit: 30, validUntil: 500, invoke: 4 }),
+      ...hold({ w: 0, l: 1, fence: 11, enter: 9, exit: 10, validUntil: 500, owner: run, invoke: 8 }),
+    ];
+    assert.equal(check(passed, cleanResource(), noKeys, 2).totalViolations, 0);
+    // Below a token granted before its run's first call started: flagged.
+    const stale = [
+      ...hold({ w: 1, fence: 20, enter: 0, exit: 1, validUntil: 500, invoke: 0 }),
+      ...hold({ w: 0, l: 0, fence: 21, enter: 3, exit: 6, validUntil: 500, owner: run, invoke: 2 }),
+      ...hold({ w: 0, l: 1, fence: 19, enter: 9, exit: 10, validUntil: 500, owner: run, invoke: 2.5 }),
+    ];
+    assert.ok((check(stale, cleanResource(), noKeys, 2).violations['decreasing-token'] ?? 0) >= 1);
+    // Lower than its run's earlier holder: flagged.
+    const backwards = [
+      ...hold({ w: 0, l: 0, fence: 12, enter: 1, exit: 6, validUntil: 500, owner: run, invoke: 0 }),
+      ...hold({ w: 0, l: 1, fence: 11, enter: 9, exit: 10, validUntil: 500, owner: run, invoke: 0 }),
+    ];
+    assert.match(check(backwards, cleanResource(), noKeys, 2).examples.join('\n'), /of the same run/);
+  });
+
   test('duplicate and decreasing fencing tokens', () => {
     const report = check(
       [

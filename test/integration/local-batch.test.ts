@@ -9,9 +9,11 @@ import { after, before, describe, test } from 'node:test';
 import { existingLocalBatch } from '../../src/batching/local-batch.js';
 import { type Lease, LockLostError, LockTimeoutError, Mutex, RedlockMutex } from '../../src/index.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
+import { batchTimeBoundEndsRun } from '../fixtures/batch-bounds.js';
 import { spawnChild } from '../fixtures/child.js';
 import { clientKinds, type TestClient } from '../fixtures/clients.js';
 import { commandCalls, resetStats, scriptCalls } from '../fixtures/commandstats.js';
+import { contend as contendHolds } from '../fixtures/contend.js';
 import { abortedWith, nameMaker, redisForSuite, until, within } from '../fixtures/helpers.js';
 import { lockKeyIsFree, ownerTokenOf } from '../fixtures/lock-value.js';
 
@@ -20,31 +22,15 @@ const name = nameMaker('batch');
 const untimed = { maxLocalBatchMs: 60_000 };
 const kind = clientKinds[0] as (typeof clientKinds)[number];
 
-/** Runs `callers` loops of `rounds` holds each on `locks` (one per loop, or shared), recording grants in order. */
+/** Runs `callers` loops of `rounds` holds each on `locks` (one per loop, or shared), one holder at a time: the grants' tokens in order. */
 async function contend(
   lockFor: (i: number) => Mutex | RedlockMutex,
   callers: number,
   rounds: number,
   during?: (lease: Lease, lock: Mutex | RedlockMutex) => Promise<void>,
 ): Promise<number[]> {
-  const grants: number[] = [];
-  let holding = 0;
-  await Promise.all(
-    Array.from({ length: callers }, async (_, i) => {
-      const lock = lockFor(i);
-      for (let r = 0; r < rounds; r++) {
-        const lease = await lock.acquire();
-        holding += 1;
-        assert.equal(holding, 1, 'two callers held the lock at once');
-        grants.push(lease.fencingToken);
-        await during?.(lease, lock);
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        holding -= 1;
-        assert.equal(await lease.release(), true);
-      }
-    }),
-  );
-  return grants;
+  const { holds } = await contendHolds(lockFor, callers, rounds, 1, during);
+  return holds.map((hold) => hold.fencingToken);
 }
 
 function assertIncreasing(tokens: readonly number[]): void {
@@ -246,29 +232,11 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
   });
 
   test('after maxLocalBatchMs since its grant the process releases in Redis, however many holds are left', async () => {
-    // The monotonic clock, moved ahead by hand: the run's time runs out when the test says so.
-    let skewMs = 0;
-    const clock = { now: () => performance.now() + skewMs };
     const lockName = name();
-    const a = new Mutex(redis.a.client, lockName, { clock, maxLocalBatchMs: 5_000 });
-    const b = new Mutex(redis.b.client, lockName);
-    const first = await a.acquire();
-    const passed = a.acquire();
-    await first.release();
-    const second = await passed;
-    assert.equal(second.token, first.token, 'passed on within the bound');
-    const local = a.acquire();
-    const other = b.acquire();
-    await otherClientWaits(lockName);
-    skewMs += 5_000;
-    await second.release();
-    const theirs = await other;
-    assert.notEqual(theirs.token, first.token, "the other client's waiter got it from Redis");
-    await theirs.release();
-    const mine = await local;
-    assert.ok(mine.fencingToken > theirs.fencingToken);
-    assert.notEqual(mine.token, first.token, 'a new run, with a new lease in Redis');
-    await mine.release();
+    await batchTimeBoundEndsRun(
+      (client, options) => new Mutex(redis[client].client, lockName, options),
+      () => otherClientWaits(lockName),
+    );
   });
   test('a lease that expired unreleased does not keep tryAcquire() from the free lock', async () => {
     const lock = new Mutex(redis.a.client, name());

@@ -24,6 +24,11 @@ import { type ClientKind, clientKinds } from '../fixtures/clients.js';
 import { awaitedLater, nameMaker, redisForSuite, sleep, until, within } from '../fixtures/helpers.js';
 
 const freshName = nameMaker('semaphore-test');
+/**
+ * Options of a Semaphore whose calls each deal with Redis alone (no local batch): the tests of what
+ * Redis's queue does with several callers of one client (batching: semaphore-batch.test.ts).
+ */
+const alone = { maxLocalHolds: 1 };
 
 const spawnSemaphoreChild = (kind: ClientKind, url: string, name: string, id: string, options: object) =>
   spawnChild('semaphore-child.ts', kind, url, name, id, options);
@@ -220,7 +225,7 @@ for (const kind of clientKinds) {
 
     test('setLimit: a raised limit serves the queue, holders above a lowered one keep their permits', async () => {
       const name = freshName();
-      const semaphore = sem(name, 1);
+      const semaphore = sem(name, 1, alone);
       const holder = await semaphore.acquire();
       const w1 = awaitedLater(semaphore.acquire());
       await queued(semaphore, 1);
@@ -359,10 +364,10 @@ for (const kind of clientKinds) {
         [1_000, 20_000],
       ]) {
         const name = freshName();
-        const holder = await sem(name, 1).acquire();
+        const holder = await sem(name, 1, alone).acquire();
         const waiting: Promise<Lease>[] = [];
         for (const [i, waiterTtlMs] of order.entries()) {
-          const waiter = sem(name, 1, { waiterTtlMs });
+          const waiter = sem(name, 1, { waiterTtlMs, ...alone });
           waiting.push(awaitedLater(waiter.acquire({ timeoutMs: 60_000 })));
           await queued(waiter, i + 1);
         }
@@ -378,7 +383,7 @@ for (const kind of clientKinds) {
 
     test('a waiter that times out or is aborted leaves the queue, one that crashed is skipped', async () => {
       const name = freshName();
-      const semaphore = sem(name, 1);
+      const semaphore = sem(name, 1, alone);
       const holder = await semaphore.acquire();
       await assert.rejects(semaphore.acquire({ timeoutMs: 200 }), LockTimeoutError);
       assert.equal((await semaphore.inspect()).queueLength, 0);

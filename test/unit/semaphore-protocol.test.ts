@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { UnexpectedReplyError } from '../../src/errors.js';
 import { lockKeys, semaphoreKeys } from '../../src/protocol/keys.js';
+import { semaphoreReserveFences } from '../../src/protocol/semaphore.js';
 import { semaphoreCalls } from '../fixtures/semaphore-calls.js';
 
 const keys = lockKeys('p', 'job');
@@ -21,7 +22,13 @@ describe('Semaphore protocol', () => {
     assert.deepEqual(calls.semaphoreAcquire.args, [token, '1000', '2', '3', '300', 'g', 'host:1', '']);
     assert.deepEqual(calls.semaphoreRelease.keys, [...queue, keys.lastReleased, keys.releasedPrefix + token]);
     assert.deepEqual(calls.semaphoreRelease.args, [token, '3', '', '']);
-    assert.deepEqual(calls.semaphoreExtend.keys, [keys.lock]);
+    assert.deepEqual(calls.semaphoreExtend.keys, [keys.lock, keys.fence]);
+    assert.deepEqual(calls.semaphoreExtend.args, [token, '1000', '0']);
+    // A local batch's reservation is the same script, reserving ARGV[3] tokens.
+    const reserve = semaphoreReserveFences(keys, { token, ttlMs: 1000, count: 5 });
+    assert.equal(reserve.script, calls.semaphoreExtend.script);
+    assert.deepEqual(reserve.keys, [keys.lock, keys.fence]);
+    assert.deepEqual(reserve.args, [token, '1000', '5']);
     assert.deepEqual(calls.semaphoreInspect.keys, [keys.lock, keys.fence, keys.queue, extra.limit]);
     assert.deepEqual(calls.semaphoreSetLimit.args, ['4']);
     for (const key of Object.values(extra)) assert.equal(key.match(/\{([^}]*)\}/)?.[1], 'job');

@@ -115,7 +115,7 @@ function lockKind<L extends ContractLock, Variant extends object>(kind: LockKind
   return kind as unknown as LockKind;
 }
 
-/** A call (Mutex, RedlockMutex) that never joins its client's local batch. */
+/** A call (Mutex, RedlockMutex, Semaphore) that never joins its client's local batch. */
 const batchedAlone = { maxLocalHolds: 1 } as Partial<LockOptions>;
 
 /**
@@ -280,6 +280,7 @@ export function lockKinds(lib: Library): readonly LockKind[] {
       // The contract's exclusive lock is a Semaphore of one permit.
       create: (client, name, options) => new lib.Semaphore(client, name, { ...options, limit: 1 }),
       waiters: queueLength,
+      alone: batchedAlone,
       fault: {
         id: 'semaphore',
         label: `Semaphore/${FAULT_SEMAPHORE_LIMIT}`,

@@ -30,13 +30,16 @@ return {'', -2}`;
 
 /**
  * A Semaphore of `at.limit` permits, each acquisition taking 1 or 2 of them; the checker counts the
- * permits held by valid holders against the kind's limit.
+ * permits held by valid holders against the kind's limit. A worker of several loops (concurrent
+ * callers of one process) takes 2 only now and then: calls for one permit pass the process's
+ * permits among its loops (its local batch), and calls for two, which go to Redis alone, hold beside them.
  */
 export function semaphoreHolds(lib: Library, at: HoldContext): LockAdapter {
   const semaphore = new lib.Semaphore(at.client, at.name, { ...at.options, limit: at.limit });
+  const twoPermits = (at.config.loops ?? 1) > 1 ? 0.2 : 0.5;
   return {
     acquire: async (signal) => {
-      const permits = Math.random() < 0.5 ? 1 : 2;
+      const permits = Math.random() < twoPermits ? 2 : 1;
       const lease = await acquireAs(at.config, semaphore, signal, { permits }, 'too few permits free');
       return { ...fromLease(lease, semaphore.keys.lock), permits, probeScript: SEMAPHORE_PROBE };
     },

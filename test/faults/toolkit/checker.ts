@@ -409,9 +409,12 @@ export function check(
     // another grant had resolved was made after it, so its token is higher. An exclusive lock's
     // valid holders are checked in entry order above; within one process, every grant is (a
     // Mutex's local holders get tokens reserved in Redis, and must still rise in grant order,
-    // whether or not a holder ever entered, and across runs of the process).
-    if (limit > 1) checkTokensFollowGrants(lock, list, flag);
-    else {
+    // whether or not a holder ever entered, and across runs of the process). A Semaphore's local
+    // holder is checked from its run's grant in Redis (see `runStarts`), and against its run.
+    if (limit > 1) {
+      checkTokensFollowGrants(lock, list, flag, runStarts(list));
+      checkTokensRiseInRuns(lock, list, flag);
+    } else {
       for (const w of new Set(list.map((h) => h.w)))
         checkTokensFollowGrants(
           lock,
@@ -568,13 +571,57 @@ function checkIdleWhileQueued(
   }
 }
 
-/** Flags a hold whose token is not above every token granted before its acquire call started. */
-function checkTokensFollowGrants(lock: string, holds: readonly Hold[], flag: Flag): void {
+/** A run: the holds one process made with one owner token in Redis (one Redis grant, then local ones). */
+const runOf = (hold: Hold) => `${hold.w} ${hold.owner}`;
+
+/**
+ * When each hold's token was last known to be below none granted later: its acquire call's start,
+ * or for a Semaphore's local holder (a later hold of a run) the start of its run's first call. Its
+ * token was reserved by an extension of the run's permit, above every token granted before that
+ * (so before the run's grant), not above those other permits were granted since: several holders
+ * hold a Semaphore at once, and a local pass is no round trip to learn them.
+ */
+function runStarts(holds: readonly Hold[]): Map<Hold, number> {
+  const first = new Map<string, Hold>();
+  for (const hold of [...holds].sort((a, b) => a.okAt - b.okAt)) {
+    if (!first.has(runOf(hold))) first.set(runOf(hold), hold);
+  }
+  return new Map(holds.map((hold) => [hold, (first.get(runOf(hold)) as Hold).invokedAt]));
+}
+
+/** Flags a hold of a run whose token is not above the run's earlier holds' (in grant order). */
+function checkTokensRiseInRuns(lock: string, holds: readonly Hold[], flag: Flag): void {
+  const last = new Map<string, Hold>();
+  for (const hold of [...holds].sort((a, b) => a.okAt - b.okAt)) {
+    const before = last.get(runOf(hold));
+    if (before && hold.fence <= before.fence) {
+      flag(
+        'decreasing-token',
+        `${lock}: token ${hold.fence} (${holdName(hold)}) passed on after token ${before.fence} (${holdName(before)}) of the same run`,
+        1,
+        hold.okAt,
+      );
+    }
+    last.set(runOf(hold), hold);
+  }
+}
+
+/**
+ * Flags a hold whose token is not above every token granted before its acquire call started (or
+ * `since` says, for a hold whose token was reserved earlier).
+ */
+function checkTokensFollowGrants(
+  lock: string,
+  holds: readonly Hold[],
+  flag: Flag,
+  since?: ReadonlyMap<Hold, number>,
+): void {
+  const startOf = (hold: Hold) => since?.get(hold) ?? hold.invokedAt;
   const byGrant = [...holds].sort((a, b) => a.okAt - b.okAt);
   let next = 0;
   let highest: Hold | undefined;
-  for (const hold of [...holds].sort((a, b) => a.invokedAt - b.invokedAt)) {
-    while (next < byGrant.length && (byGrant[next] as Hold).okAt < hold.invokedAt) {
+  for (const hold of [...holds].sort((a, b) => startOf(a) - startOf(b))) {
+    while (next < byGrant.length && (byGrant[next] as Hold).okAt < startOf(hold)) {
       const granted = byGrant[next] as Hold;
       if (!highest || granted.fence > highest.fence) highest = granted;
       next += 1;
