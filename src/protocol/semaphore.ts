@@ -52,6 +52,15 @@ export type SemaphoreAcquireResult =
   | HandOffAcquireResult
   | { readonly acquired: false; readonly overLimit: number; readonly serverTimeMs: number };
 
+/**
+ * The fencing counter's step of a RedlockSemaphore's servers: whole seconds, as the RedlockMutex's
+ * (redlock-acquire.lua), so a quorum's grants usually carry one token (next-fence.lua).
+ */
+export const QUORUM_FENCE_STEP_US = 1_000_000;
+
+/** An optional number as a script argument: '' when absent. */
+const optionalArg = (value: number | undefined) => (value === undefined ? '' : String(value));
+
 const queueKeys = (keys: SemaphoreScriptKeys) => [
   keys.lock,
   keys.fence,
@@ -81,6 +90,11 @@ export function semaphoreAcquire(
      * order it was given): none is read.
      */
     readonly stamp?: number;
+    /**
+     * A RedlockSemaphore's: the fencing counter's step in microseconds (`QUORUM_FENCE_STEP_US`, whole
+     * seconds: its servers' counters then move together). Absent (a Semaphore's): microseconds.
+     */
+    readonly fenceStepUs?: number;
   },
 ): ScriptCall<SemaphoreAcquireResult> {
   return scriptCall(
@@ -94,7 +108,8 @@ export function semaphoreAcquire(
       String(params.entryTtlMs),
       params.grantChannel,
       params.label,
-      params.stamp === undefined ? '' : String(params.stamp),
+      optionalArg(params.stamp),
+      optionalArg(params.fenceStepUs),
     ],
     (reply) => {
       const [flag, value, time] = asArray('semaphore-acquire', reply, 3);
@@ -138,15 +153,21 @@ export function semaphoreRelease(
      * after it takes nothing. Absent (a Semaphore's): none is written.
      */
     readonly tombstone?: { readonly stamp: number; readonly keepMs: number };
+    /** The fencing counter's step for the permits handed on, as `semaphoreAcquire`'s. */
+    readonly fenceStepUs?: number;
   },
 ): ScriptCall<boolean> {
   const { tombstone } = params;
   return scriptCall(
     scripts.semaphoreRelease,
     [...queueKeys(keys), keys.lastReleased, keys.releasedPrefix + params.token],
-    tombstone
-      ? [params.token, String(params.limit), String(tombstone.stamp), String(tombstone.keepMs)]
-      : [params.token, String(params.limit), '', ''],
+    [
+      params.token,
+      String(params.limit),
+      optionalArg(tombstone?.stamp),
+      optionalArg(tombstone?.keepMs),
+      optionalArg(params.fenceStepUs),
+    ],
     (reply) => asInteger('semaphore-release', reply) === 1,
   );
 }

@@ -9,6 +9,7 @@ import type { ScriptCall } from '../protocol/call.js';
 import type { HandOffAcquireResult } from '../protocol/hand-off.js';
 import { type LockKeys, lockKeys, semaphoreKeys } from '../protocol/keys.js';
 import {
+  QUORUM_FENCE_STEP_US,
   type SemaphoreScriptKeys,
   semaphoreAcquire,
   semaphoreExtend,
@@ -111,6 +112,7 @@ export class RedlockSemaphore extends LockShell<
           label: request.label,
           // Taken as it goes out (after the token's earlier calls to that node: QuorumNodes.inOrder).
           stamp: callStamp(),
+          fenceStepUs: QUORUM_FENCE_STEP_US,
           ...request.entry,
         });
         const result = await this.nodes.run(node, call, request.latest);
@@ -160,6 +162,7 @@ export class RedlockSemaphore extends LockShell<
         token,
         limit: this.options.limit,
         tombstone: releaseTombstone(keepMs),
+        fenceStepUs: QUORUM_FENCE_STEP_US,
       });
   }
 

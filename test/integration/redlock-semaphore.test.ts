@@ -246,6 +246,86 @@ describe('RedlockSemaphore', () => {
     });
   });
 
+  /** Counts `client`'s script calls (an ioredis client of its own) by script name. */
+  function countScripts(client: unknown): Map<string, number> {
+    const names = new Map(Object.entries(scripts).map(([scriptName, script]) => [script.sha1, scriptName]));
+    const counts = new Map<string, number>();
+    const gated = client as { evalsha: (sha1: string, ...rest: unknown[]) => Promise<unknown> };
+    const evalsha = gated.evalsha.bind(gated);
+    gated.evalsha = (sha1, ...rest) => {
+      const scriptName = names.get(sha1) ?? sha1;
+      counts.set(scriptName, (counts.get(scriptName) ?? 0) + 1);
+      return evalsha(sha1, ...rest);
+    };
+    return counts;
+  }
+
+  test('an uncontended acquisition is a grant and a read on each server, with no fencing write-back', async () => {
+    // The servers' counters step by whole seconds, so they hand out the same token while they saw
+    // the same grants: the quorum's highest is already on a quorum. A second may turn during the
+    // run (the counters then part for one acquisition, whose token is claimed): at most once.
+    const own = await Promise.all(servers.map((s) => ioredisKind.create(s.url)));
+    try {
+      const counts = own.map((c) => countScripts(c.client));
+      const semaphore = new RedlockSemaphore(
+        own.map((c) => c.client),
+        name(),
+        { limit: 3, ttlMs: 5_000 },
+      );
+      const total = (script: string) => counts.reduce((sum, c) => sum + (c.get(script) ?? 0), 0);
+      const runs = 10;
+      let last = 0;
+      let raised = 0;
+      for (let i = 0; i < runs; i += 1) {
+        const before = { acquires: total('semaphoreAcquire'), reads: total('semaphoreInspect') };
+        const raisesBefore = total('raiseFence');
+        const lease = await semaphore.acquire();
+        assert.ok(lease.fencingToken > last, `token ${lease.fencingToken} after ${last}`);
+        last = lease.fencingToken;
+        assert.equal(total('semaphoreAcquire') - before.acquires, SERVERS, 'one attempt per server');
+        assert.equal(total('semaphoreInspect') - before.reads, SERVERS, 'one read per server');
+        raised += total('raiseFence') - raisesBefore;
+        await lease.release();
+      }
+      assert.ok(raised <= 1, `${raised} fencing write-backs in ${runs} uncontended acquisitions`);
+    } finally {
+      await Promise.all(own.map((c) => c.close().catch(() => {})));
+    }
+  });
+
+  test('fencing tokens rise across holders while a second turns, with one server counting behind', async () => {
+    // Limit 2, three callers: holders overlap and hand permits on. Servers 0 and 1 have handed out
+    // a thousand tokens this second already, server 2 none: its tokens are the lowest until the
+    // second turns (and all three start again from its floor). A token is never handed to two
+    // holders, and a call that starts after another was granted gets a higher one.
+    const lockName = name();
+    const fence = lockKeys(PREFIX, lockName).fence;
+    const [seconds] = (await (live[0] as TestClient).command('TIME')) as [string, string];
+    for (const node of [0, 1])
+      await (live[node] as TestClient).command('SET', fence, String(Number(seconds) * 1_000_000 + 1_000));
+    const granted: { token: number; startedAt: number; grantedAt: number }[] = [];
+    const endAt = performance.now() + 1_300;
+    const caller = async () => {
+      const semaphore = new RedlockSemaphore(clients(), lockName, { limit: 2, ttlMs: 5_000 });
+      while (performance.now() < endAt) {
+        const startedAt = performance.now();
+        const lease = await semaphore.acquire({ timeoutMs: 5_000 });
+        granted.push({ token: lease.fencingToken, startedAt, grantedAt: performance.now() });
+        await sleep(2);
+        await lease.release();
+      }
+    };
+    await Promise.all([caller(), caller(), caller()]);
+    const tokens = granted.map((g) => g.token);
+    assert.equal(new Set(tokens).size, tokens.length, 'a fencing token handed to two holders');
+    const secondsSeen = new Set(tokens.map((t) => Math.floor(t / 1_000_000)));
+    assert.ok(secondsSeen.size >= 2, `the run crossed a second (${[...secondsSeen]})`);
+    for (const a of granted)
+      for (const b of granted)
+        if (a.grantedAt < b.startedAt)
+          assert.ok(b.token > a.token, `granted ${a.token}, then a later call got ${b.token}`);
+  });
+
   test('two holders granted at once by quorums that share one server get different fencing tokens', async () => {
     // X is granted by servers 0 and 2, Y by servers 1 and 2, at once (limit 5: both hold). Servers 0
     // and 1 start at the same counter, far above server 2's (a token written back there earlier), so

@@ -19,6 +19,9 @@
 --         (redlock/call-stamp.ts: it only grows in one process, and a release is stamped as it goes
 --         out to each server, so one sent to this server after this attempt has a higher one); ''
 --         for none (a Semaphore's: one server, one connection in order; no tombstone is read)
+-- ARGV[9] the fencing counter's step in microseconds (next-fence.lua): '1000000' for a
+--         RedlockSemaphore's, whose servers' counters then move together, so a quorum usually hands
+--         out one token and it needs no write-back; '' for microseconds (a Semaphore's)
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off whose
 --        message may still be on its way: its TTL is then restarted, so the caller may count it from
 --        when it sent this request);
@@ -43,6 +46,7 @@
 -- #include release-stamp.lua
 local now_us, now = server_time()
 local me, ttl, permits, label = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[7] or ''
+local fence_step_us = tonumber(ARGV[9])
 
 local holders = read_holders(KEYS[1], now, me)
 if holders and holders.mine then
@@ -58,14 +62,14 @@ if holders then
     head = redis.call('lindex', KEYS[3], 0)
   end
   if head == false then
-    local fence = next_fence(KEYS[2], now_us)
+    local fence = next_fence(KEYS[2], now_us, nil, fence_step_us)
     hold_for(holders, holder_member(permits, fence, label, me), ttl, now)
     return {1, fence, now}
   end
 end
 -- #include notify.lua
 -- #include semaphore-queue.lua
-local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
+local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4], fence_step_us = fence_step_us}
 
 local bound
 if holders then

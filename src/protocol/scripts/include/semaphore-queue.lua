@@ -8,13 +8,13 @@
 -- The queue is a list of waiter tokens, oldest first; each waiter's entry is in a hash,
 -- token -> "<deadline ms (server time)>|<lease TTL ms>|<permits>|<#channel>|<grant channel><label>"
 -- (queue_entry builds one).
--- `keys` names them: {fence, queue, waiters, last_fence}, last_fence being the fencing counter's
--- value when the script has read it (nil: read it at the first grant); `holders` is what
--- read_holders returned.
+-- `keys` names them: {fence, queue, waiters, last_fence, fence_step_us}, last_fence being the
+-- fencing counter's value when the script has read it (nil: read it at the first grant) and
+-- fence_step_us next_fence's step (nil: microseconds); `holders` is what read_holders returned.
 
 -- Grants `permits` to `token` for `ttl` ms and returns its fencing token.
 local function grant(keys, holders, token, permits, ttl, label, now_us, now)
-  local fence = next_fence(keys.fence, now_us, keys.last_fence)
+  local fence = next_fence(keys.fence, now_us, keys.last_fence, keys.fence_step_us)
   keys.last_fence = fence
   hold_for(holders, holder_member(permits, fence, label, token), ttl, now)
   holders.held = holders.held + permits
