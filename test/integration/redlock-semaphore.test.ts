@@ -260,38 +260,55 @@ describe('RedlockSemaphore', () => {
     return counts;
   }
 
-  test('an uncontended acquisition is a grant and a read on each server, with no fencing write-back', async () => {
-    // The servers' counters step by whole seconds, so they hand out the same token while they saw
-    // the same grants: the quorum's highest is already on a quorum. A second may turn during the
-    // run (the counters then part for one acquisition, whose token is claimed): at most once.
-    const own = await Promise.all(servers.map((s) => ioredisKind.create(s.url)));
-    try {
-      const counts = own.map((c) => countScripts(c.client));
-      const semaphore = new RedlockSemaphore(
-        own.map((c) => c.client),
-        name(),
-        { limit: 3, ttlMs: 5_000 },
-      );
-      const total = (script: string) => counts.reduce((sum, c) => sum + (c.get(script) ?? 0), 0);
-      const runs = 10;
-      let last = 0;
-      let raised = 0;
-      for (let i = 0; i < runs; i += 1) {
-        const before = { acquires: total('semaphoreAcquire'), reads: total('semaphoreInspect') };
-        const raisesBefore = total('raiseFence');
-        const lease = await semaphore.acquire();
-        assert.ok(lease.fencingToken > last, `token ${lease.fencingToken} after ${last}`);
-        last = lease.fencingToken;
-        assert.equal(total('semaphoreAcquire') - before.acquires, SERVERS, 'one attempt per server');
-        assert.equal(total('semaphoreInspect') - before.reads, SERVERS, 'one read per server');
-        raised += total('raiseFence') - raisesBefore;
-        await lease.release();
+  /**
+   * Sets the fencing counter of `lockName` on `nodes` to `grants` tokens into the current second
+   * (server 0's clock), as if they had handed out that many more this second than the others.
+   */
+  async function countersAhead(lockName: string, nodes: readonly number[], grants: number) {
+    const fence = lockKeys(PREFIX, lockName).fence;
+    const [seconds] = (await (live[0] as TestClient).command('TIME')) as [string, string];
+    for (const node of nodes)
+      await (live[node] as TestClient).command('SET', fence, String(Number(seconds) * 1_000_000 + grants));
+  }
+
+  for (const behind of [false, true]) {
+    const setup = behind ? "server 2's counter behind the others'" : 'the counters alike';
+    test(`an uncontended acquisition is a grant and a read on each server, no fencing write-back (${setup})`, async () => {
+      // The servers' counters step by whole seconds, so they hand out the same token while they saw
+      // the same grants: the quorum's highest is already on a quorum (servers 0 and 1's, when server
+      // 2 is behind). A second may turn during the run (the counters then part for one
+      // acquisition, whose token is claimed): at most once.
+      const lockName = name();
+      if (behind) await countersAhead(lockName, [0, 1], 1_000);
+      const own = await Promise.all(servers.map((s) => ioredisKind.create(s.url)));
+      try {
+        const counts = own.map((c) => countScripts(c.client));
+        const semaphore = new RedlockSemaphore(
+          own.map((c) => c.client),
+          lockName,
+          { limit: 3, ttlMs: 5_000 },
+        );
+        const total = (script: string) => counts.reduce((sum, c) => sum + (c.get(script) ?? 0), 0);
+        const runs = 10;
+        let last = 0;
+        let raised = 0;
+        for (let i = 0; i < runs; i += 1) {
+          const before = { acquires: total('semaphoreAcquire'), reads: total('semaphoreInspect') };
+          const raisesBefore = total('raiseFence');
+          const lease = await semaphore.acquire();
+          assert.ok(lease.fencingToken > last, `token ${lease.fencingToken} after ${last}`);
+          last = lease.fencingToken;
+          assert.equal(total('semaphoreAcquire') - before.acquires, SERVERS, 'one attempt per server');
+          assert.equal(total('semaphoreInspect') - before.reads, SERVERS, 'one read per server');
+          raised += total('raiseFence') - raisesBefore;
+          await lease.release();
+        }
+        assert.ok(raised <= 1, `${raised} fencing write-backs in ${runs} uncontended acquisitions`);
+      } finally {
+        await Promise.all(own.map((c) => c.close().catch(() => {})));
       }
-      assert.ok(raised <= 1, `${raised} fencing write-backs in ${runs} uncontended acquisitions`);
-    } finally {
-      await Promise.all(own.map((c) => c.close().catch(() => {})));
-    }
-  });
+    });
+  }
 
   test('fencing tokens rise across holders while a second turns, with one server counting behind', async () => {
     // Limit 2, three callers: holders overlap and hand permits on. Servers 0 and 1 have handed out
@@ -299,10 +316,7 @@ describe('RedlockSemaphore', () => {
     // second turns (and all three start again from its floor). A token is never handed to two
     // holders, and a call that starts after another was granted gets a higher one.
     const lockName = name();
-    const fence = lockKeys(PREFIX, lockName).fence;
-    const [seconds] = (await (live[0] as TestClient).command('TIME')) as [string, string];
-    for (const node of [0, 1])
-      await (live[node] as TestClient).command('SET', fence, String(Number(seconds) * 1_000_000 + 1_000));
+    await countersAhead(lockName, [0, 1], 1_000);
     const granted: { token: number; startedAt: number; grantedAt: number }[] = [];
     const endAt = performance.now() + 1_300;
     const caller = async () => {
