@@ -45,7 +45,9 @@ export type { RedlockSemaphoreState } from './quorum-holders.js';
  * RedlockMutex's quorum waiting (quorum-acquire.ts): an acquisition holds once a quorum of servers
  * granted it, by a reply or a hand-off heard; its validity counts from before the first send (or
  * from the quorum's hand-off) less the drift; its fencing token is the highest of the quorum's,
- * written back to a quorum when it is not there yet. Any two quorums share a server, and no server
+ * written back to a quorum when it is not there yet (rarely: the servers' counters step by whole
+ * seconds, `QUORUM_FENCE_STEP_US`, so they hand one call the same token while they saw the same
+ * grants). Any two quorums share a server, and no server
  * grants more than `limit` permits, so at most `limit` are held through a quorum at once. A
  * minority held for longer than a node may take to answer (the servers' queues disagree on who is
  * next) is given back everywhere and the call queues again. Releases and extensions go to every
