@@ -4,6 +4,7 @@ import { type ScriptCall, scriptCall } from './call.js';
 import type { HandOffAcquireResult } from './hand-off.js';
 import type { LockKeys, SemaphoreKeys } from './keys.js';
 import type { LockState } from './lock-state.js';
+import { PLACE_TOLERANCE_MS } from './redlock.js';
 import { asArray, asInteger, asString } from './replies.js';
 import { scripts } from './scripts.js';
 
@@ -95,8 +96,16 @@ export function semaphoreAcquire(
      * seconds: its servers' counters then move together). Absent (a Semaphore's): microseconds.
      */
     readonly fenceStepUs?: number;
+    /**
+     * A RedlockSemaphore's: the acquire call's place in every server's queue (its wall-clock ms when
+     * it first joined, the same on every server), and how long ago (monotonic) it took it. The
+     * queue is then in the order of places, each moved to within `PLACE_TOLERANCE_MS` of the
+     * server's reckoning (as a RedlockMutex's line). Absent (a Semaphore's): arrival order.
+     */
+    readonly line?: { readonly place: number; readonly placeAgeMs: number };
   },
 ): ScriptCall<SemaphoreAcquireResult> {
+  const { line } = params;
   return scriptCall(
     scripts.semaphoreAcquire,
     [...queueKeys(keys), keys.releasedPrefix + params.token],
@@ -110,6 +119,9 @@ export function semaphoreAcquire(
       params.label,
       optionalArg(params.stamp),
       optionalArg(params.fenceStepUs),
+      optionalArg(line?.place),
+      optionalArg(line && Math.max(0, Math.round(line.placeAgeMs))),
+      line ? String(PLACE_TOLERANCE_MS) : '',
     ],
     (reply) => {
       const [flag, value, time] = asArray('semaphore-acquire', reply, 3);

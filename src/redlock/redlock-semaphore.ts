@@ -115,6 +115,7 @@ export class RedlockSemaphore extends LockShell<
           // Taken as it goes out (after the token's earlier calls to that node: QuorumNodes.inOrder).
           stamp: callStamp(),
           fenceStepUs: QUORUM_FENCE_STEP_US,
+          line: { place: request.line.place, placeAgeMs: request.sentAt - request.line.placedAt },
           ...request.entry,
         });
         const result = await this.nodes.run(node, call, request.latest);

@@ -659,6 +659,47 @@ describe('RedlockSemaphore', () => {
     }
   });
 
+  test('two waiters that reach the servers in different orders are handed the permit in the order of their places', async () => {
+    // A joins first (its place is earlier), but its first attempt reaches servers 1 and 2 after
+    // B's: in arrival order, server 0 would hand the released permit to A and servers 1 and 2 to B.
+    // Ordered by places, every server hands it to A, and B waits for A's release.
+    const lockName = name();
+    const options = { limit: 1, ttlMs: 60_000, nodeTimeoutMs: 1_000 };
+    const holder = new RedlockSemaphore(clients(), lockName, options);
+    const held = await holder.acquire();
+    const own = await Promise.all(servers.map((s) => ioredisKind.create(s.url)));
+    try {
+      const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
+      for (const node of [1, 2])
+        interceptScripts(own[node]?.client, semaphoreScripts, (script, count, send) =>
+          script === 'acquire' && count === 1 ? sleep(300).then(send) : send(),
+        );
+      const a = new RedlockSemaphore(
+        own.map((c) => c.client),
+        lockName,
+        options,
+      );
+      const b = new RedlockSemaphore(clients(), lockName, options);
+      const waitingA = a.acquire({ timeoutMs: 20_000 });
+      await sleep(50);
+      const waitingB = b.acquire({ timeoutMs: 20_000 });
+      await until(async () => {
+        const queued = await Promise.all(live.map((c) => queuedOn(c, lockName)));
+        return queued.every((n) => n === 2);
+      }, 'both wait on every server');
+      await held.release();
+      const tagged = (waiting: Promise<Lease>, who: string) => waiting.then((lease) => ({ who, lease }));
+      const first = await Promise.race([tagged(waitingA, 'A'), tagged(waitingB, 'B')]);
+      await first.lease.release();
+      await (await (first.who === 'A' ? waitingB : waitingA)).release();
+      assert.equal(first.who, 'A', 'A, whose place is earlier, holds first');
+      const { attempts } = first.lease;
+      assert.ok(attempts <= 3, `A holds after ${attempts} attempts: handed the permit by every server`);
+    } finally {
+      await Promise.all(own.map((c) => c.close().catch(() => {})));
+    }
+  });
+
   test('a waiter is handed its permit by the release, not by polling', async () => {
     const lockName = name();
     const holder = new RedlockSemaphore(clients(), lockName, { limit: 1, ttlMs: 60_000 });

@@ -22,6 +22,13 @@
 -- ARGV[9] the fencing counter's step in microseconds (next-fence.lua): '1000000' for a
 --         RedlockSemaphore's, whose servers' counters then move together, so a quorum usually hands
 --         out one token and it needs no write-back; '' for microseconds (a Semaphore's)
+-- ARGV[10] a RedlockSemaphore's: this acquire call's place, its client's wall clock in ms when the
+--          call first joined (the same on every server): the queue is kept in the order of places
+--          (semaphore-queue.lua's enqueue), so every server hands permits to the same waiter; ''
+--          for arrival order (a Semaphore's)
+-- ARGV[11] how long ago, in ms of the caller's monotonic clock, it took the place in ARGV[10]
+-- ARGV[12] the tolerance in ms: a place further than this from when this server reckons it was
+--          taken (its clock less ARGV[11]) is moved to that bound (as redlock-acquire.lua's)
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off whose
 --        message may still be on its way: its TTL is then restarted, so the caller may count it from
 --        when it sent this request);
@@ -94,11 +101,13 @@ end
 -- The other live waiters' lease TTLs bound the wait; their latest deadline is how long the queue
 -- keys must live already.
 local waiters = redis.call('hgetall', keys.waiters)
-local latest = 0
+local latest, queued = 0, nil
 for i = 1, #waiters, 2 do
   local deadline, waiter_ttl = string.match(waiters[i + 1], '^(%d+)|(%d+)|')
   deadline, waiter_ttl = tonumber(deadline), tonumber(waiter_ttl)
-  if waiters[i] ~= me and waiter_ttl then
+  if waiters[i] == me then
+    queued = decode_entry(waiters[i + 1])
+  elseif waiter_ttl then
     if deadline > latest then latest = deadline end
     if deadline >= now and (bound < 0 or waiter_ttl < bound) then bound = waiter_ttl end
   end
@@ -106,8 +115,16 @@ end
 
 local lifetime = tonumber(ARGV[5])
 if lifetime > 0 then
-  local entry = queue_entry(now + lifetime, ttl, permits, ARGV[6], label)
-  local created = redis.call('hset', keys.waiters, me, entry) == 1 and redis.call('rpush', keys.queue, me) == 1
+  -- The place: kept while the entry is queued (its position in the queue says it), else the one
+  -- sent, moved to within the tolerance of when this server reckons it was taken.
+  local place = queued and queued.place
+  if not place and ARGV[10] ~= '' then
+    local taken_at, tolerance = now - tonumber(ARGV[11]), tonumber(ARGV[12])
+    place = math.min(math.max(tonumber(ARGV[10]), taken_at - tolerance), taken_at + tolerance)
+  end
+  local entry = queue_entry(now + lifetime, ttl, permits, ARGV[6], label, place or 0)
+  local created = redis.call('hset', keys.waiters, me, entry) == 1
+    and enqueue(keys, me, ARGV[10] ~= '' and place or nil, waiters) == 1
   -- The queue keys outlive their longest-lived entry, by at most one lifetime more: an abandoned
   -- queue goes away. Their TTL is set only when it must grow, to twice this entry's lifetime, so
   -- the entries that follow within a lifetime find it long enough. Both keys get the same TTL, so
