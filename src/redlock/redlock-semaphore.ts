@@ -40,8 +40,9 @@ export type { RedlockSemaphoreState } from './quorum-holders.js';
  * await using lease = await uploads.acquire();
  * ```
  *
- * It is the Semaphore's scripts on every server (semaphore-*.lua: holders in a sorted set, a FIFO
- * queue, permits handed straight to the waiters at its head with one message each) under the
+ * It is the Semaphore's scripts on every server (semaphore-*.lua: holders in a sorted set, a queue
+ * in the order of the calls' places as a RedlockMutex's line, so every server hands permits to the
+ * same waiter, permits handed straight to the waiters at its head with one message each) under the
  * RedlockMutex's quorum waiting (quorum-acquire.ts): an acquisition holds once a quorum of servers
  * granted it, by a reply or a hand-off heard; its validity counts from before the first send (or
  * from the quorum's hand-off) less the drift; its fencing token is the highest of the quorum's,

@@ -63,6 +63,13 @@ describe('RedlockSemaphore', () => {
   });
   const clients = () => live.map((c) => c.client);
 
+  /** Waits until every server's queue of `lockName` has `waiters` entries. */
+  const queuedEverywhere = (lockName: string, waiters: number, what: string) =>
+    until(async () => {
+      const queued = await Promise.all(live.map((c) => queuedOn(c, lockName)));
+      return queued.every((n) => n === waiters);
+    }, what);
+
   /**
    * Runs `run` with a RedlockSemaphore of a new name on a client per server through a fault proxy
    * (to black-hole), closing both after.
@@ -683,10 +690,7 @@ describe('RedlockSemaphore', () => {
       const waitingA = a.acquire({ timeoutMs: 20_000 });
       await sleep(50);
       const waitingB = b.acquire({ timeoutMs: 20_000 });
-      await until(async () => {
-        const queued = await Promise.all(live.map((c) => queuedOn(c, lockName)));
-        return queued.every((n) => n === 2);
-      }, 'both wait on every server');
+      await queuedEverywhere(lockName, 2, 'both wait on every server');
       await held.release();
       const tagged = (waiting: Promise<Lease>, who: string) => waiting.then((lease) => ({ who, lease }));
       const first = await Promise.race([tagged(waitingA, 'A'), tagged(waitingB, 'B')]);
@@ -712,10 +716,7 @@ describe('RedlockSemaphore', () => {
     // Its deadline comes before the holder's TTL ends and it never asks again by itself: only the
     // release's hand-off can give it the permit in time.
     const waiting = waiterSide.acquire({ timeoutMs: 30_000 });
-    await until(async () => {
-      const queued = await Promise.all(live.map((c) => queuedOn(c, lockName)));
-      return queued.every((n) => n === 1);
-    }, 'the waiter is queued on every server');
+    await queuedEverywhere(lockName, 1, 'the waiter is queued on every server');
     await held.release();
     const lease = await waiting;
     // The first attempt queues it; the first server's hand-off wakes it, and it waits a node's

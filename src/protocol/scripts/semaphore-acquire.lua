@@ -1,9 +1,10 @@
--- semaphore-acquire: take permits of a Semaphore in strict arrival order, or join (or renew a place
--- in) its queue.
+-- semaphore-acquire: take permits of a Semaphore in strict queue order (arrival, or a
+-- RedlockSemaphore's places: ARGV[10]), or join (or renew a place in) its queue.
 -- KEYS[1] the holders: a sorted set at the lock key (see include/semaphore-holders.lua)
 -- KEYS[2] the fencing counter (never expires, so tokens only grow)
--- KEYS[3] the queue: a list of waiter tokens, oldest first
--- KEYS[4] the waiters: a hash, token -> "deadline ms (server time)|lease TTL ms|permits|grant channel"
+-- KEYS[3] the queue: a list of waiter tokens, first served first
+-- KEYS[4] the waiters: a hash, token -> its entry (include/semaphore-queue.lua: deadline, TTL, permits,
+--         place, channel, label)
 -- KEYS[5] the limit stored by setLimit (absent: ARGV[4] is the limit)
 -- ARGV[1] the owner token of this acquisition (the same for every attempt of one acquire call)
 -- ARGV[2] the lease TTL in milliseconds

@@ -1,4 +1,4 @@
--- semaphore-queue: a Semaphore's FIFO queue of waiters, and handing permits to them (the Semaphore
+-- semaphore-queue: a Semaphore's queue of waiters, and handing permits to them (the Semaphore
 -- scripts that grant permits, and rw-downgrade.lua).
 -- Needs: next_fence (next-fence.lua), hold_for (semaphore-holders.lua), notify (notify.lua); reads
 -- no KEYS or ARGV.
