@@ -103,6 +103,11 @@ export function semaphoreAcquire(
      * server's reckoning (as a RedlockMutex's line). Absent (a Semaphore's): arrival order.
      */
     readonly line?: { readonly place: number; readonly placeAgeMs: number };
+    /**
+     * A RedlockSemaphore's (true): `limit` caps a limit stored on the server (a Semaphore's
+     * `setLimit` there may lower it, not raise it). Absent: a stored limit replaces `limit`.
+     */
+    readonly capStoredLimit?: boolean;
   },
 ): ScriptCall<SemaphoreAcquireResult> {
   const { line } = params;
@@ -122,6 +127,7 @@ export function semaphoreAcquire(
       optionalArg(line?.place),
       optionalArg(line && Math.max(0, Math.round(line.placeAgeMs))),
       line ? String(PLACE_TOLERANCE_MS) : '',
+      params.capStoredLimit ? '1' : '',
     ],
     (reply) => {
       const [flag, value, time] = asArray('semaphore-acquire', reply, 3);
@@ -167,6 +173,8 @@ export function semaphoreRelease(
     readonly tombstone?: { readonly stamp: number; readonly keepMs: number };
     /** The fencing counter's step for the permits handed on, as `semaphoreAcquire`'s. */
     readonly fenceStepUs?: number;
+    /** Whether `limit` caps a stored limit, as `semaphoreAcquire`'s. */
+    readonly capStoredLimit?: boolean;
   },
 ): ScriptCall<boolean> {
   const { tombstone } = params;
@@ -179,6 +187,7 @@ export function semaphoreRelease(
       optionalArg(tombstone?.stamp),
       optionalArg(tombstone?.keepMs),
       optionalArg(params.fenceStepUs),
+      params.capStoredLimit ? '1' : '',
     ],
     (reply) => asInteger('semaphore-release', reply) === 1,
   );

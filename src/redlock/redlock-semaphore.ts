@@ -19,6 +19,7 @@ import {
 import { checkClientList, checkName, checkPermits } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
 import { callStamp, LongCallTtls, releaseTombstone } from './call-stamp.js';
+import { grantsKeepLimit } from './quorum.js';
 import { answerWaitFor, nodeTimeoutFor, type QuorumKind, quorumAttempts } from './quorum-acquire.js';
 import { permitsSeen, quorumHolders, type RedlockSemaphoreState } from './quorum-holders.js';
 import { nodeContexts, QuorumNodes } from './quorum-nodes.js';
@@ -104,7 +105,10 @@ export class RedlockSemaphore extends LockShell<
       grantChannels: this.grantChannels,
       handOffAfterMs: 0,
       releaseCall: (token, ttlMs) => this.releaseCall(token, ttlMs),
-      confirm: (_token, timeoutMs) => this.withinLimit(timeoutMs),
+      // No read where the servers' limits alone keep the quorum's (limit 1 on 3 servers).
+      confirm: grantsKeepLimit(limit, this.nodes.size, this.nodes.quorum)
+        ? undefined
+        : (_token, timeoutMs) => this.withinLimit(timeoutMs),
       acquire: async (node, request): Promise<HandOffAcquireResult> => {
         this.longCalls.note(request.token, request.ttlMs, this.options.ttlMs);
         const call = semaphoreAcquire(this.keys, {
@@ -117,6 +121,7 @@ export class RedlockSemaphore extends LockShell<
           stamp: callStamp(),
           fenceStepUs: QUORUM_FENCE_STEP_US,
           line: { place: request.line.place, placeAgeMs: request.sentAt - request.line.placedAt },
+          capStoredLimit: true,
           ...request.entry,
         });
         const result = await this.nodes.run(node, call, request.latest);
@@ -146,7 +151,8 @@ export class RedlockSemaphore extends LockShell<
     const states = await this.nodes.ask(semaphoreInspect(this.keys, { limit }), timeoutMs);
     const answers = states.map((r) => (r.outcome === 'value' ? r.value : undefined));
     const held = permitsSeen(answers, this.nodes.quorum);
-    const inForce = Math.min(...answers.flatMap((state) => (state ? [state.limit] : [])));
+    // A stored limit lowers the option, never raises it (the scripts' capStoredLimit).
+    const inForce = Math.min(limit, ...answers.flatMap((state) => (state ? [state.limit] : [])));
     return held !== undefined && held <= inForce;
   }
 
@@ -167,6 +173,7 @@ export class RedlockSemaphore extends LockShell<
         limit: this.options.limit,
         tombstone: releaseTombstone(keepMs),
         fenceStepUs: QUORUM_FENCE_STEP_US,
+        capStoredLimit: true,
       });
   }
 

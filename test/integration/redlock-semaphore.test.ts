@@ -19,7 +19,7 @@ import {
   type RedlockSemaphoreOptions,
   Semaphore,
 } from '../../src/index.js';
-import { lockKeys } from '../../src/protocol/keys.js';
+import { lockKeys, semaphoreKeys } from '../../src/protocol/keys.js';
 import { scripts } from '../../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
@@ -62,6 +62,33 @@ describe('RedlockSemaphore', () => {
     await Promise.all(servers.map((s) => s.stop()));
   });
   const clients = () => live.map((c) => c.client);
+
+  /**
+   * `workers` callers acquire and release through `semaphore` 5 times each, running `whileHeld`
+   * while they hold: the most of them holding at once, and every lease's fencing token.
+   */
+  async function heldAtOnce(
+    semaphore: RedlockSemaphore,
+    workers: number,
+    whileHeld: () => Promise<unknown>,
+  ): Promise<{ most: number; tokens: number[] }> {
+    let holding = 0;
+    let most = 0;
+    const tokens: number[] = [];
+    const worker = async () => {
+      for (let round = 0; round < 5; round += 1) {
+        const lease = await semaphore.acquire({ timeoutMs: 60_000 });
+        holding += 1;
+        most = Math.max(most, holding);
+        tokens.push(lease.fencingToken);
+        await whileHeld();
+        holding -= 1;
+        await lease.release();
+      }
+    };
+    await Promise.all(Array.from({ length: workers }, worker));
+    return { most, tokens };
+  }
 
   /** Waits until every server's queue of `lockName` has `waiters` entries. */
   const queuedEverywhere = (lockName: string, waiters: number, what: string) =>
@@ -162,22 +189,10 @@ describe('RedlockSemaphore', () => {
     });
     const squat = await squatter.acquire({ permits: 2 });
     const semaphore = new RedlockSemaphore(clients(), lockName, { limit: 2, ttlMs: 10_000 });
-    let holding = 0;
-    let most = 0;
-    const tokens: number[] = [];
-    const worker = async () => {
-      for (let round = 0; round < 5; round += 1) {
-        const lease = await semaphore.acquire({ timeoutMs: 60_000 });
-        holding += 1;
-        most = Math.max(most, holding);
-        tokens.push(lease.fencingToken);
-        // A round trip while held, so the others' attempts interleave with this hold.
-        assert.ok((await semaphore.inspect()).permitsHeld <= 2, 'the quorum counts at most the limit');
-        holding -= 1;
-        await lease.release();
-      }
-    };
-    await Promise.all(Array.from({ length: 6 }, worker));
+    const { most, tokens } = await heldAtOnce(semaphore, 6, async () => {
+      // A round trip while held, so the others' attempts interleave with this hold.
+      assert.ok((await semaphore.inspect()).permitsHeld <= 2, 'the quorum counts at most the limit');
+    });
     assert.ok(most <= 2, `${most} holders at once with a limit of 2`);
     assert.equal(tokens.length, 30, 'every caller got through');
     assert.equal(new Set(tokens).size, 30, 'every acquisition has its own fencing token');
@@ -253,6 +268,30 @@ describe('RedlockSemaphore', () => {
     });
   });
 
+  /**
+   * Runs `run` with a RedlockSemaphore of `lockName` on clients of its own, and `total(script)`:
+   * how many calls of that script (by its name in `scripts`) they made so far, over every server.
+   */
+  async function withCountedScripts(
+    lockName: string,
+    options: Partial<RedlockSemaphoreOptions> & { limit: number },
+    run: (semaphore: RedlockSemaphore, total: (script: string) => number) => Promise<void>,
+  ): Promise<void> {
+    const own = await Promise.all(servers.map((s) => ioredisKind.create(s.url)));
+    try {
+      const counts = own.map((c) => countScripts(c.client));
+      const total = (script: string) => counts.reduce((sum, c) => sum + (c.get(script) ?? 0), 0);
+      const semaphore = new RedlockSemaphore(
+        own.map((c) => c.client),
+        lockName,
+        options,
+      );
+      await run(semaphore, total);
+    } finally {
+      await Promise.all(own.map((c) => c.close().catch(() => {})));
+    }
+  }
+
   /** Counts `client`'s script calls (an ioredis client of its own) by script name. */
   function countScripts(client: unknown): Map<string, number> {
     const names = new Map(Object.entries(scripts).map(([scriptName, script]) => [script.sha1, scriptName]));
@@ -287,15 +326,7 @@ describe('RedlockSemaphore', () => {
       // acquisition, whose token is claimed): at most once.
       const lockName = name();
       if (behind) await countersAhead(lockName, [0, 1], 1_000);
-      const own = await Promise.all(servers.map((s) => ioredisKind.create(s.url)));
-      try {
-        const counts = own.map((c) => countScripts(c.client));
-        const semaphore = new RedlockSemaphore(
-          own.map((c) => c.client),
-          lockName,
-          { limit: 3, ttlMs: 5_000 },
-        );
-        const total = (script: string) => counts.reduce((sum, c) => sum + (c.get(script) ?? 0), 0);
+      await withCountedScripts(lockName, { limit: 3, ttlMs: 5_000 }, async (semaphore, total) => {
         const runs = 10;
         let last = 0;
         let raised = 0;
@@ -311,11 +342,36 @@ describe('RedlockSemaphore', () => {
           await lease.release();
         }
         assert.ok(raised <= 1, `${raised} fencing write-backs in ${runs} uncontended acquisitions`);
-      } finally {
-        await Promise.all(own.map((c) => c.close().catch(() => {})));
-      }
+      });
     });
   }
+
+  test('with limit 1 on three servers no read follows the grant, and one holder at a time', async () => {
+    // Each server grants at most one permit and a holder holds two of three servers: two holders
+    // would need four grants. So the read after the grant (needed from limit 2 on) is not sent.
+    const lockName = name();
+    await withCountedScripts(lockName, { limit: 1, ttlMs: 10_000 }, async (semaphore, total) => {
+      const { most, tokens } = await heldAtOnce(semaphore, 4, () => sleep(1));
+      assert.equal(total('semaphoreInspect'), 0, 'no read after a grant');
+      assert.equal(most, 1, `${most} holders at once with a limit of 1`);
+      assert.equal(new Set(tokens).size, 20, 'every acquisition has its own fencing token');
+    });
+  });
+
+  test('a limit stored on the servers above the option does not raise it (with limit 1, nor the read)', async () => {
+    // A Semaphore's setLimit(3) on every server: the RedlockSemaphore's option is the quorum's
+    // limit, so a second caller is refused all the same.
+    const lockName = name();
+    const { limit: limitKey } = semaphoreKeys(lockKeys(PREFIX, lockName));
+    for (const c of live) await c.command('SET', limitKey, '3');
+    for (const limit of [1, 2]) {
+      const semaphore = new RedlockSemaphore(clients(), lockName, { limit, ttlMs: 10_000 });
+      const leases = [];
+      for (let i = 0; i < limit; i += 1) leases.push(await semaphore.acquire());
+      assert.equal(await semaphore.tryAcquire(), null, `limit ${limit}: one more is refused`);
+      for (const lease of leases) await lease.release();
+    }
+  });
 
   test('fencing tokens rise across holders while a second turns, with one server counting behind', async () => {
     // Limit 2, three callers: holders overlap and hand permits on. Servers 0 and 1 have handed out
@@ -482,7 +538,9 @@ describe('RedlockSemaphore', () => {
         [live[0]?.client, gated[0]?.client, gated[1]?.client] as TestClient['client'][],
         lockName,
         {
-          limit: 1,
+          // Limit 2: the grant is read back (limit 1 on 3 servers has no read), and server 1's
+          // late reply to the first attempt lands before that read ends, so the grant is too late.
+          limit: 2,
           ttlMs: 1_000,
           nodeTimeoutMs: 300,
           autoExtend: false,

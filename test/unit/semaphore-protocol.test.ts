@@ -20,8 +20,8 @@ describe('Semaphore protocol', () => {
     const queue = [keys.lock, keys.fence, keys.queue, extra.waiters, extra.limit];
     // A Semaphore's calls name the token's release tombstone but read or write none ('' stamps).
     assert.deepEqual(calls.semaphoreAcquire.keys, [...queue, keys.releasedPrefix + token]);
-    // Nor a fencing step, nor a place: microseconds, arrival order.
-    const none = ['', '', '', ''];
+    // Nor a fencing step, a place, or a cap: microseconds, arrival order, a stored limit in force.
+    const none = ['', '', '', '', ''];
     assert.deepEqual(calls.semaphoreAcquire.args, [
       token,
       '1000',
@@ -34,14 +34,14 @@ describe('Semaphore protocol', () => {
       ...none,
     ]);
     assert.deepEqual(calls.semaphoreRelease.keys, [...queue, keys.lastReleased, keys.releasedPrefix + token]);
-    assert.deepEqual(calls.semaphoreRelease.args, [token, '3', '', '', '']);
+    assert.deepEqual(calls.semaphoreRelease.args, [token, '3', '', '', '', '']);
     assert.deepEqual(calls.semaphoreExtend.keys, [keys.lock]);
     assert.deepEqual(calls.semaphoreInspect.keys, [keys.lock, keys.fence, keys.queue, extra.limit]);
     assert.deepEqual(calls.semaphoreSetLimit.args, ['4']);
     for (const key of Object.values(extra)) assert.equal(key.match(/\{([^}]*)\}/)?.[1], 'job');
   });
 
-  test("a RedlockSemaphore's calls: whole-second fencing steps, and the call's place in the queue", () => {
+  test("a RedlockSemaphore's calls: whole-second fencing steps, the call's place, the limit capped", () => {
     const all = { ...keys, ...extra };
     const acquire = semaphoreAcquire(all, {
       token,
@@ -54,6 +54,7 @@ describe('Semaphore protocol', () => {
       stamp: 7,
       fenceStepUs: QUORUM_FENCE_STEP_US,
       line: { place: 1_800_000_000_000, placeAgeMs: 4.6 },
+      capStoredLimit: true,
     });
     assert.deepEqual(acquire.args.slice(7), [
       '7',
@@ -61,9 +62,15 @@ describe('Semaphore protocol', () => {
       '1800000000000',
       '5',
       String(PLACE_TOLERANCE_MS),
+      '1',
     ]);
-    const release = semaphoreRelease(all, { token, limit: 3, fenceStepUs: QUORUM_FENCE_STEP_US });
-    assert.deepEqual(release.args, [token, '3', '', '', '1000000']);
+    const release = semaphoreRelease(all, {
+      token,
+      limit: 3,
+      fenceStepUs: QUORUM_FENCE_STEP_US,
+      capStoredLimit: true,
+    });
+    assert.deepEqual(release.args, [token, '3', '', '', '1000000', '1']);
   });
 
   test('acquire replies: acquired, queued, over the limit', () => {

@@ -30,6 +30,9 @@
 -- ARGV[11] how long ago, in ms of the caller's monotonic clock, it took the place in ARGV[10]
 -- ARGV[12] the tolerance in ms: a place further than this from when this server reckons it was
 --          taken (its clock less ARGV[11]) is moved to that bound (as redlock-acquire.lua's)
+-- ARGV[13] '1' when ARGV[4] caps a stored limit (a RedlockSemaphore's: its option is the quorum's
+--          limit, and one stored on a server by a Semaphore's setLimit may only lower it); '' when
+--          a stored limit replaces it (a Semaphore's)
 -- Reply: {1, fencing token, server time ms} when acquired (now, or by an earlier hand-off whose
 --        message may still be on its way: its TTL is then restarted, so the caller may count it from
 --        when it sent this request);
@@ -66,6 +69,7 @@ local limit, head
 if holders then
   -- The limit in force: the one setLimit stored, else the caller's. Read once.
   limit = tonumber(redis.call('get', KEYS[5]) or ARGV[4])
+  if ARGV[13] == '1' then limit = math.min(limit, tonumber(ARGV[4])) end
   if permits <= limit - holders.held then
     head = redis.call('lindex', KEYS[3], 0)
   end
