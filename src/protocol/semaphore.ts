@@ -5,6 +5,7 @@ import { extended, extendReserving } from './fencing-counter.js';
 import type { HandOffAcquireResult } from './hand-off.js';
 import type { LockKeys, SemaphoreKeys } from './keys.js';
 import type { LockState } from './lock-state.js';
+import { PLACE_TOLERANCE_MS } from './redlock.js';
 import { asArray, asInteger, asString } from './replies.js';
 import { scripts } from './scripts.js';
 
@@ -53,6 +54,15 @@ export type SemaphoreAcquireResult =
   | HandOffAcquireResult
   | { readonly acquired: false; readonly overLimit: number; readonly serverTimeMs: number };
 
+/**
+ * The fencing counter's step of a RedlockSemaphore's servers: whole seconds, as the RedlockMutex's
+ * (redlock-acquire.lua), so a quorum's grants usually carry one token (next-fence.lua).
+ */
+export const QUORUM_FENCE_STEP_US = 1_000_000;
+
+/** An optional number as a script argument: '' when absent. */
+const optionalArg = (value: number | undefined) => (value === undefined ? '' : String(value));
+
 const queueKeys = (keys: SemaphoreScriptKeys) => [
   keys.lock,
   keys.fence,
@@ -82,8 +92,26 @@ export function semaphoreAcquire(
      * order it was given): none is read.
      */
     readonly stamp?: number;
+    /**
+     * A RedlockSemaphore's: the fencing counter's step in microseconds (`QUORUM_FENCE_STEP_US`, whole
+     * seconds: its servers' counters then move together). Absent (a Semaphore's): microseconds.
+     */
+    readonly fenceStepUs?: number;
+    /**
+     * A RedlockSemaphore's: the acquire call's place in every server's queue (its wall-clock ms when
+     * it first joined, the same on every server), and how long ago (monotonic) it took it. The
+     * queue is then in the order of places, each moved to within `PLACE_TOLERANCE_MS` of the
+     * server's reckoning (as a RedlockMutex's line). Absent (a Semaphore's): arrival order.
+     */
+    readonly line?: { readonly place: number; readonly placeAgeMs: number };
+    /**
+     * A RedlockSemaphore's (true): `limit` caps a limit stored on the server (a Semaphore's
+     * `setLimit` there may lower it, not raise it). Absent: a stored limit replaces `limit`.
+     */
+    readonly capStoredLimit?: boolean;
   },
 ): ScriptCall<SemaphoreAcquireResult> {
+  const { line } = params;
   return scriptCall(
     scripts.semaphoreAcquire,
     [...queueKeys(keys), keys.releasedPrefix + params.token],
@@ -95,7 +123,12 @@ export function semaphoreAcquire(
       String(params.entryTtlMs),
       params.grantChannel,
       params.label,
-      params.stamp === undefined ? '' : String(params.stamp),
+      optionalArg(params.stamp),
+      optionalArg(params.fenceStepUs),
+      optionalArg(line?.place),
+      optionalArg(line && Math.max(0, Math.round(line.placeAgeMs))),
+      line ? String(PLACE_TOLERANCE_MS) : '',
+      params.capStoredLimit ? '1' : '',
     ],
     (reply) => {
       const [flag, value, time] = asArray('semaphore-acquire', reply, 3);
@@ -139,15 +172,24 @@ export function semaphoreRelease(
      * after it takes nothing. Absent (a Semaphore's): none is written.
      */
     readonly tombstone?: { readonly stamp: number; readonly keepMs: number };
+    /** The fencing counter's step for the permits handed on, as `semaphoreAcquire`'s. */
+    readonly fenceStepUs?: number;
+    /** Whether `limit` caps a stored limit, as `semaphoreAcquire`'s. */
+    readonly capStoredLimit?: boolean;
   },
 ): ScriptCall<boolean> {
   const { tombstone } = params;
   return scriptCall(
     scripts.semaphoreRelease,
     [...queueKeys(keys), keys.lastReleased, keys.releasedPrefix + params.token],
-    tombstone
-      ? [params.token, String(params.limit), String(tombstone.stamp), String(tombstone.keepMs)]
-      : [params.token, String(params.limit), '', ''],
+    [
+      params.token,
+      String(params.limit),
+      optionalArg(tombstone?.stamp),
+      optionalArg(tombstone?.keepMs),
+      optionalArg(params.fenceStepUs),
+      params.capStoredLimit ? '1' : '',
+    ],
     (reply) => asInteger('semaphore-release', reply) === 1,
   );
 }

@@ -9,6 +9,18 @@ export function quorumSize(nodes: number): number {
   return Math.floor(nodes / 2) + 1;
 }
 
+/**
+ * Whether the servers' own limits already keep at most `limit` permits held through a quorum, so a
+ * RedlockSemaphore needs no read after a grant: each server holds at most `limit` permits and a
+ * quorum's holder holds its permits on `quorum` of the `nodes` servers, so holders through a
+ * quorum hold at most ⌊nodes × limit / quorum⌋ permits in all, which is at most `limit` exactly
+ * when limit × (nodes − quorum) < quorum. With 3 or 5 servers: limit 1 (the RedlockMutex's own
+ * argument); with 4: up to 2; with 2 (a quorum of both): any.
+ */
+export function grantsKeepLimit(limit: number, nodes: number, quorum = quorumSize(nodes)): boolean {
+  return limit * (nodes - quorum) < quorum;
+}
+
 /** How many nodes answered each way so far. */
 export interface Tally {
   readonly won: number;

@@ -9,6 +9,7 @@ import type { ScriptCall } from '../protocol/call.js';
 import type { HandOffAcquireResult } from '../protocol/hand-off.js';
 import { type LockKeys, lockKeys, semaphoreKeys } from '../protocol/keys.js';
 import {
+  QUORUM_FENCE_STEP_US,
   type SemaphoreScriptKeys,
   semaphoreAcquire,
   semaphoreExtend,
@@ -18,6 +19,7 @@ import {
 import { checkClientList, checkName, checkPermits } from '../validation.js';
 import type { Attempts } from '../waiting/attempts.js';
 import { callStamp, LongCallTtls, releaseTombstone } from './call-stamp.js';
+import { grantsKeepLimit } from './quorum.js';
 import { answerWaitFor, nodeTimeoutFor, type QuorumKind, quorumAttempts } from './quorum-acquire.js';
 import { permitsSeen, quorumHolders, type RedlockSemaphoreState } from './quorum-holders.js';
 import { nodeContexts, QuorumNodes } from './quorum-nodes.js';
@@ -39,12 +41,15 @@ export type { RedlockSemaphoreState } from './quorum-holders.js';
  * await using lease = await uploads.acquire();
  * ```
  *
- * It is the Semaphore's scripts on every server (semaphore-*.lua: holders in a sorted set, a FIFO
- * queue, permits handed straight to the waiters at its head with one message each) under the
+ * It is the Semaphore's scripts on every server (semaphore-*.lua: holders in a sorted set, a queue
+ * in the order of the calls' places as a RedlockMutex's line, so every server hands permits to the
+ * same waiter, permits handed straight to the waiters at its head with one message each) under the
  * RedlockMutex's quorum waiting (quorum-acquire.ts): an acquisition holds once a quorum of servers
  * granted it, by a reply or a hand-off heard; its validity counts from before the first send (or
  * from the quorum's hand-off) less the drift; its fencing token is the highest of the quorum's,
- * written back to a quorum when it is not there yet. Any two quorums share a server, and no server
+ * written back to a quorum when it is not there yet (rarely: the servers' counters step by whole
+ * seconds, `QUORUM_FENCE_STEP_US`, so they hand one call the same token while they saw the same
+ * grants). Any two quorums share a server, and no server
  * grants more than `limit` permits, so at most `limit` are held through a quorum at once. A
  * minority held for longer than a node may take to answer (the servers' queues disagree on who is
  * next) is given back everywhere and the call queues again. Releases and extensions go to every
@@ -100,7 +105,10 @@ export class RedlockSemaphore extends LockShell<
       grantChannels: this.grantChannels,
       handOffAfterMs: 0,
       releaseCall: (token, ttlMs) => this.releaseCall(token, ttlMs),
-      confirm: (_token, timeoutMs) => this.withinLimit(timeoutMs),
+      // No read where the servers' limits alone keep the quorum's (limit 1 on 3 servers).
+      confirm: grantsKeepLimit(limit, this.nodes.size, this.nodes.quorum)
+        ? undefined
+        : (_token, timeoutMs) => this.withinLimit(timeoutMs),
       acquire: async (node, request): Promise<HandOffAcquireResult> => {
         this.longCalls.note(request.token, request.ttlMs, this.options.ttlMs);
         const call = semaphoreAcquire(this.keys, {
@@ -111,6 +119,9 @@ export class RedlockSemaphore extends LockShell<
           label: request.label,
           // Taken as it goes out (after the token's earlier calls to that node: QuorumNodes.inOrder).
           stamp: callStamp(),
+          fenceStepUs: QUORUM_FENCE_STEP_US,
+          line: { place: request.line.place, placeAgeMs: request.sentAt - request.line.placedAt },
+          capStoredLimit: true,
           ...request.entry,
         });
         const result = await this.nodes.run(node, call, request.latest);
@@ -140,7 +151,8 @@ export class RedlockSemaphore extends LockShell<
     const states = await this.nodes.ask(semaphoreInspect(this.keys, { limit }), timeoutMs);
     const answers = states.map((r) => (r.outcome === 'value' ? r.value : undefined));
     const held = permitsSeen(answers, this.nodes.quorum);
-    const inForce = Math.min(...answers.flatMap((state) => (state ? [state.limit] : [])));
+    // A stored limit lowers the option, never raises it (the scripts' capStoredLimit).
+    const inForce = Math.min(limit, ...answers.flatMap((state) => (state ? [state.limit] : [])));
     return held !== undefined && held <= inForce;
   }
 
@@ -160,6 +172,8 @@ export class RedlockSemaphore extends LockShell<
         token,
         limit: this.options.limit,
         tombstone: releaseTombstone(keepMs),
+        fenceStepUs: QUORUM_FENCE_STEP_US,
+        capStoredLimit: true,
       });
   }
 

@@ -19,7 +19,7 @@ import {
   type RedlockSemaphoreOptions,
   Semaphore,
 } from '../../src/index.js';
-import { lockKeys } from '../../src/protocol/keys.js';
+import { lockKeys, semaphoreKeys } from '../../src/protocol/keys.js';
 import { scripts } from '../../src/protocol/scripts.js';
 import { type RedisServer, startRedis } from '../../tools/redis-server.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
@@ -62,6 +62,40 @@ describe('RedlockSemaphore', () => {
     await Promise.all(servers.map((s) => s.stop()));
   });
   const clients = () => live.map((c) => c.client);
+
+  /**
+   * `workers` callers acquire and release through `semaphore` 5 times each, running `whileHeld`
+   * while they hold: the most of them holding at once, and every lease's fencing token.
+   */
+  async function heldAtOnce(
+    semaphore: RedlockSemaphore,
+    workers: number,
+    whileHeld: () => Promise<unknown>,
+  ): Promise<{ most: number; tokens: number[] }> {
+    let holding = 0;
+    let most = 0;
+    const tokens: number[] = [];
+    const worker = async () => {
+      for (let round = 0; round < 5; round += 1) {
+        const lease = await semaphore.acquire({ timeoutMs: 60_000 });
+        holding += 1;
+        most = Math.max(most, holding);
+        tokens.push(lease.fencingToken);
+        await whileHeld();
+        holding -= 1;
+        await lease.release();
+      }
+    };
+    await Promise.all(Array.from({ length: workers }, worker));
+    return { most, tokens };
+  }
+
+  /** Waits until every server's queue of `lockName` has `waiters` entries. */
+  const queuedEverywhere = (lockName: string, waiters: number, what: string) =>
+    until(async () => {
+      const queued = await Promise.all(live.map((c) => queuedOn(c, lockName)));
+      return queued.every((n) => n === waiters);
+    }, what);
 
   /**
    * Runs `run` with a RedlockSemaphore of a new name on a client per server through a fault proxy
@@ -155,22 +189,10 @@ describe('RedlockSemaphore', () => {
     });
     const squat = await squatter.acquire({ permits: 2 });
     const semaphore = new RedlockSemaphore(clients(), lockName, { limit: 2, ttlMs: 10_000 });
-    let holding = 0;
-    let most = 0;
-    const tokens: number[] = [];
-    const worker = async () => {
-      for (let round = 0; round < 5; round += 1) {
-        const lease = await semaphore.acquire({ timeoutMs: 60_000 });
-        holding += 1;
-        most = Math.max(most, holding);
-        tokens.push(lease.fencingToken);
-        // A round trip while held, so the others' attempts interleave with this hold.
-        assert.ok((await semaphore.inspect()).permitsHeld <= 2, 'the quorum counts at most the limit');
-        holding -= 1;
-        await lease.release();
-      }
-    };
-    await Promise.all(Array.from({ length: 6 }, worker));
+    const { most, tokens } = await heldAtOnce(semaphore, 6, async () => {
+      // A round trip while held, so the others' attempts interleave with this hold.
+      assert.ok((await semaphore.inspect()).permitsHeld <= 2, 'the quorum counts at most the limit');
+    });
     assert.ok(most <= 2, `${most} holders at once with a limit of 2`);
     assert.equal(tokens.length, 30, 'every caller got through');
     assert.equal(new Set(tokens).size, 30, 'every acquisition has its own fencing token');
@@ -244,6 +266,141 @@ describe('RedlockSemaphore', () => {
       }
       assert.ok(last > 2 ** 52, 'a later quorum without server 2 starts above its token');
     });
+  });
+
+  /**
+   * Runs `run` with a RedlockSemaphore of `lockName` on clients of its own, and `total(script)`:
+   * how many calls of that script (by its name in `scripts`) they made so far, over every server.
+   */
+  async function withCountedScripts(
+    lockName: string,
+    options: Partial<RedlockSemaphoreOptions> & { limit: number },
+    run: (semaphore: RedlockSemaphore, total: (script: string) => number) => Promise<void>,
+  ): Promise<void> {
+    const own = await Promise.all(servers.map((s) => ioredisKind.create(s.url)));
+    try {
+      const counts = own.map((c) => countScripts(c.client));
+      const total = (script: string) => counts.reduce((sum, c) => sum + (c.get(script) ?? 0), 0);
+      const semaphore = new RedlockSemaphore(
+        own.map((c) => c.client),
+        lockName,
+        options,
+      );
+      await run(semaphore, total);
+    } finally {
+      await Promise.all(own.map((c) => c.close().catch(() => {})));
+    }
+  }
+
+  /** Counts `client`'s script calls (an ioredis client of its own) by script name. */
+  function countScripts(client: unknown): Map<string, number> {
+    const names = new Map(Object.entries(scripts).map(([scriptName, script]) => [script.sha1, scriptName]));
+    const counts = new Map<string, number>();
+    const gated = client as { evalsha: (sha1: string, ...rest: unknown[]) => Promise<unknown> };
+    const evalsha = gated.evalsha.bind(gated);
+    gated.evalsha = (sha1, ...rest) => {
+      const scriptName = names.get(sha1) ?? sha1;
+      counts.set(scriptName, (counts.get(scriptName) ?? 0) + 1);
+      return evalsha(sha1, ...rest);
+    };
+    return counts;
+  }
+
+  /**
+   * Sets the fencing counter of `lockName` on `nodes` to `grants` tokens into the current second
+   * (server 0's clock), as if they had handed out that many more this second than the others.
+   */
+  async function countersAhead(lockName: string, nodes: readonly number[], grants: number) {
+    const fence = lockKeys(PREFIX, lockName).fence;
+    const [seconds] = (await (live[0] as TestClient).command('TIME')) as [string, string];
+    for (const node of nodes)
+      await (live[node] as TestClient).command('SET', fence, String(Number(seconds) * 1_000_000 + grants));
+  }
+
+  for (const behind of [false, true]) {
+    const setup = behind ? "server 2's counter behind the others'" : 'the counters alike';
+    test(`an uncontended acquisition is a grant and a read on each server, no fencing write-back (${setup})`, async () => {
+      // The servers' counters step by whole seconds, so they hand out the same token while they saw
+      // the same grants: the quorum's highest is already on a quorum (servers 0 and 1's, when server
+      // 2 is behind). A second may turn during the run (the counters then part for one
+      // acquisition, whose token is claimed): at most once.
+      const lockName = name();
+      if (behind) await countersAhead(lockName, [0, 1], 1_000);
+      await withCountedScripts(lockName, { limit: 3, ttlMs: 5_000 }, async (semaphore, total) => {
+        const runs = 10;
+        let last = 0;
+        let raised = 0;
+        for (let i = 0; i < runs; i += 1) {
+          const before = { acquires: total('semaphoreAcquire'), reads: total('semaphoreInspect') };
+          const raisesBefore = total('raiseFence');
+          const lease = await semaphore.acquire();
+          assert.ok(lease.fencingToken > last, `token ${lease.fencingToken} after ${last}`);
+          last = lease.fencingToken;
+          assert.equal(total('semaphoreAcquire') - before.acquires, SERVERS, 'one attempt per server');
+          assert.equal(total('semaphoreInspect') - before.reads, SERVERS, 'one read per server');
+          raised += total('raiseFence') - raisesBefore;
+          await lease.release();
+        }
+        assert.ok(raised <= 1, `${raised} fencing write-backs in ${runs} uncontended acquisitions`);
+      });
+    });
+  }
+
+  test('with limit 1 on three servers no read follows the grant, and one holder at a time', async () => {
+    // Each server grants at most one permit and a holder holds two of three servers: two holders
+    // would need four grants. So the read after the grant (needed from limit 2 on) is not sent.
+    const lockName = name();
+    await withCountedScripts(lockName, { limit: 1, ttlMs: 10_000 }, async (semaphore, total) => {
+      const { most, tokens } = await heldAtOnce(semaphore, 4, () => sleep(1));
+      assert.equal(total('semaphoreInspect'), 0, 'no read after a grant');
+      assert.equal(most, 1, `${most} holders at once with a limit of 1`);
+      assert.equal(new Set(tokens).size, 20, 'every acquisition has its own fencing token');
+    });
+  });
+
+  test('a limit stored on the servers above the option does not raise it (with limit 1, nor the read)', async () => {
+    // A Semaphore's setLimit(3) on every server: the RedlockSemaphore's option is the quorum's
+    // limit, so a second caller is refused all the same.
+    const lockName = name();
+    const { limit: limitKey } = semaphoreKeys(lockKeys(PREFIX, lockName));
+    for (const c of live) await c.command('SET', limitKey, '3');
+    for (const limit of [1, 2]) {
+      const semaphore = new RedlockSemaphore(clients(), lockName, { limit, ttlMs: 10_000 });
+      const leases = [];
+      for (let i = 0; i < limit; i += 1) leases.push(await semaphore.acquire());
+      assert.equal(await semaphore.tryAcquire(), null, `limit ${limit}: one more is refused`);
+      for (const lease of leases) await lease.release();
+    }
+  });
+
+  test('fencing tokens rise across holders while a second turns, with one server counting behind', async () => {
+    // Limit 2, three callers: holders overlap and hand permits on. Servers 0 and 1 have handed out
+    // a thousand tokens this second already, server 2 none: its tokens are the lowest until the
+    // second turns (and all three start again from its floor). A token is never handed to two
+    // holders, and a call that starts after another was granted gets a higher one.
+    const lockName = name();
+    await countersAhead(lockName, [0, 1], 1_000);
+    const granted: { token: number; startedAt: number; grantedAt: number }[] = [];
+    const endAt = performance.now() + 1_300;
+    const caller = async () => {
+      const semaphore = new RedlockSemaphore(clients(), lockName, { limit: 2, ttlMs: 5_000 });
+      while (performance.now() < endAt) {
+        const startedAt = performance.now();
+        const lease = await semaphore.acquire({ timeoutMs: 5_000 });
+        granted.push({ token: lease.fencingToken, startedAt, grantedAt: performance.now() });
+        await sleep(2);
+        await lease.release();
+      }
+    };
+    await Promise.all([caller(), caller(), caller()]);
+    const tokens = granted.map((g) => g.token);
+    assert.equal(new Set(tokens).size, tokens.length, 'a fencing token handed to two holders');
+    const secondsSeen = new Set(tokens.map((t) => Math.floor(t / 1_000_000)));
+    assert.ok(secondsSeen.size >= 2, `the run crossed a second (${[...secondsSeen]})`);
+    for (const a of granted)
+      for (const b of granted)
+        if (a.grantedAt < b.startedAt)
+          assert.ok(b.token > a.token, `granted ${a.token}, then a later call got ${b.token}`);
   });
 
   test('two holders granted at once by quorums that share one server get different fencing tokens', async () => {
@@ -381,7 +538,9 @@ describe('RedlockSemaphore', () => {
         [live[0]?.client, gated[0]?.client, gated[1]?.client] as TestClient['client'][],
         lockName,
         {
-          limit: 1,
+          // Limit 2: the grant is read back (limit 1 on 3 servers has no read), and server 1's
+          // late reply to the first attempt lands before that read ends, so the grant is too late.
+          limit: 2,
           ttlMs: 1_000,
           nodeTimeoutMs: 300,
           autoExtend: false,
@@ -565,6 +724,44 @@ describe('RedlockSemaphore', () => {
     }
   });
 
+  test('two waiters that reach the servers in different orders are handed the permit in the order of their places', async () => {
+    // A joins first (its place is earlier), but its first attempt reaches servers 1 and 2 after
+    // B's: in arrival order, server 0 would hand the released permit to A and servers 1 and 2 to B.
+    // Ordered by places, every server hands it to A, and B waits for A's release.
+    const lockName = name();
+    const options = { limit: 1, ttlMs: 60_000, nodeTimeoutMs: 1_000 };
+    const holder = new RedlockSemaphore(clients(), lockName, options);
+    const held = await holder.acquire();
+    const own = await Promise.all(servers.map((s) => ioredisKind.create(s.url)));
+    try {
+      const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
+      for (const node of [1, 2])
+        interceptScripts(own[node]?.client, semaphoreScripts, (script, count, send) =>
+          script === 'acquire' && count === 1 ? sleep(300).then(send) : send(),
+        );
+      const a = new RedlockSemaphore(
+        own.map((c) => c.client),
+        lockName,
+        options,
+      );
+      const b = new RedlockSemaphore(clients(), lockName, options);
+      const waitingA = a.acquire({ timeoutMs: 20_000 });
+      await sleep(50);
+      const waitingB = b.acquire({ timeoutMs: 20_000 });
+      await queuedEverywhere(lockName, 2, 'both wait on every server');
+      await held.release();
+      const tagged = (waiting: Promise<Lease>, who: string) => waiting.then((lease) => ({ who, lease }));
+      const first = await Promise.race([tagged(waitingA, 'A'), tagged(waitingB, 'B')]);
+      await first.lease.release();
+      await (await (first.who === 'A' ? waitingB : waitingA)).release();
+      assert.equal(first.who, 'A', 'A, whose place is earlier, holds first');
+      const { attempts } = first.lease;
+      assert.ok(attempts <= 3, `A holds after ${attempts} attempts: handed the permit by every server`);
+    } finally {
+      await Promise.all(own.map((c) => c.close().catch(() => {})));
+    }
+  });
+
   test('a waiter is handed its permit by the release, not by polling', async () => {
     const lockName = name();
     const holder = new RedlockSemaphore(clients(), lockName, { limit: 1, ttlMs: 60_000 });
@@ -577,10 +774,7 @@ describe('RedlockSemaphore', () => {
     // Its deadline comes before the holder's TTL ends and it never asks again by itself: only the
     // release's hand-off can give it the permit in time.
     const waiting = waiterSide.acquire({ timeoutMs: 30_000 });
-    await until(async () => {
-      const queued = await Promise.all(live.map((c) => queuedOn(c, lockName)));
-      return queued.every((n) => n === 1);
-    }, 'the waiter is queued on every server');
+    await queuedEverywhere(lockName, 1, 'the waiter is queued on every server');
     await held.release();
     const lease = await waiting;
     // The first attempt queues it; the first server's hand-off wakes it, and it waits a node's

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { fanOut } from '../../src/redlock/fan-out.js';
-import { quorumFreeInMs, quorumSize, tally, verdict } from '../../src/redlock/quorum.js';
+import { grantsKeepLimit, quorumFreeInMs, quorumSize, tally, verdict } from '../../src/redlock/quorum.js';
 
 describe('Redlock quorum rules', () => {
   test('the quorum is ⌊N/2⌋+1', () => {
@@ -21,6 +21,22 @@ describe('Redlock quorum rules', () => {
     assert.equal(verdict(t(2, 2, 0), 5), 'open');
     assert.equal(verdict(t(0, 3, 0), 5), 'held');
     assert.equal(verdict(t(2, 2, 1), 5), 'no-quorum');
+  });
+
+  test("the servers' limits alone keep a semaphore's limit only while limit × (N − quorum) < quorum", () => {
+    // [limit, servers, kept]: each server holds at most `limit`, each holder a quorum of servers.
+    const cases: [number, number, boolean][] = [
+      [1, 3, true],
+      [2, 3, false],
+      [1, 5, true],
+      [2, 5, false],
+      [2, 4, true],
+      [3, 4, false],
+      [7, 2, true],
+      [1, 1, true],
+    ];
+    for (const [limit, servers, kept] of cases)
+      assert.equal(grantsKeepLimit(limit, servers), kept, `limit ${limit} on ${servers} servers`);
   });
 
   test('tally counts errors and timeouts as failed, pending as nothing', () => {

@@ -6,7 +6,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { UnexpectedReplyError } from '../../src/errors.js';
 import { lockKeys, semaphoreKeys } from '../../src/protocol/keys.js';
-import { semaphoreReserveFences } from '../../src/protocol/semaphore.js';
+import { PLACE_TOLERANCE_MS } from '../../src/protocol/redlock.js';
+import {
+  QUORUM_FENCE_STEP_US,
+  semaphoreAcquire,
+  semaphoreRelease,
+  semaphoreReserveFences,
+} from '../../src/protocol/semaphore.js';
 import { semaphoreCalls } from '../fixtures/semaphore-calls.js';
 
 const keys = lockKeys('p', 'job');
@@ -19,9 +25,21 @@ describe('Semaphore protocol', () => {
     const queue = [keys.lock, keys.fence, keys.queue, extra.waiters, extra.limit];
     // A Semaphore's calls name the token's release tombstone but read or write none ('' stamps).
     assert.deepEqual(calls.semaphoreAcquire.keys, [...queue, keys.releasedPrefix + token]);
-    assert.deepEqual(calls.semaphoreAcquire.args, [token, '1000', '2', '3', '300', 'g', 'host:1', '']);
+    // Nor a fencing step, a place, or a cap: microseconds, arrival order, a stored limit in force.
+    const none = ['', '', '', '', ''];
+    assert.deepEqual(calls.semaphoreAcquire.args, [
+      token,
+      '1000',
+      '2',
+      '3',
+      '300',
+      'g',
+      'host:1',
+      '',
+      ...none,
+    ]);
     assert.deepEqual(calls.semaphoreRelease.keys, [...queue, keys.lastReleased, keys.releasedPrefix + token]);
-    assert.deepEqual(calls.semaphoreRelease.args, [token, '3', '', '']);
+    assert.deepEqual(calls.semaphoreRelease.args, [token, '3', '', '', '', '']);
     assert.deepEqual(calls.semaphoreExtend.keys, [keys.lock, keys.fence]);
     assert.deepEqual(calls.semaphoreExtend.args, [token, '1000', '0']);
     // A local batch's reservation is the same script, reserving ARGV[3] tokens.
@@ -32,6 +50,38 @@ describe('Semaphore protocol', () => {
     assert.deepEqual(calls.semaphoreInspect.keys, [keys.lock, keys.fence, keys.queue, extra.limit]);
     assert.deepEqual(calls.semaphoreSetLimit.args, ['4']);
     for (const key of Object.values(extra)) assert.equal(key.match(/\{([^}]*)\}/)?.[1], 'job');
+  });
+
+  test("a RedlockSemaphore's calls: whole-second fencing steps, the call's place, the limit capped", () => {
+    const all = { ...keys, ...extra };
+    const acquire = semaphoreAcquire(all, {
+      token,
+      ttlMs: 1000,
+      permits: 1,
+      label: '',
+      limit: 3,
+      entryTtlMs: 300,
+      grantChannel: 'g',
+      stamp: 7,
+      fenceStepUs: QUORUM_FENCE_STEP_US,
+      line: { place: 1_800_000_000_000, placeAgeMs: 4.6 },
+      capStoredLimit: true,
+    });
+    assert.deepEqual(acquire.args.slice(7), [
+      '7',
+      '1000000',
+      '1800000000000',
+      '5',
+      String(PLACE_TOLERANCE_MS),
+      '1',
+    ]);
+    const release = semaphoreRelease(all, {
+      token,
+      limit: 3,
+      fenceStepUs: QUORUM_FENCE_STEP_US,
+      capStoredLimit: true,
+    });
+    assert.deepEqual(release.args, [token, '3', '', '', '1000000', '1']);
   });
 
   test('acquire replies: acquired, queued, over the limit', () => {

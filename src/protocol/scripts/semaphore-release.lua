@@ -13,6 +13,10 @@
 -- ARGV[3] this release's stamp, a RedlockSemaphore's: when its client sent it (redlock/call-stamp.ts);
 --         '' for none (a Semaphore's: no tombstone is written)
 -- ARGV[4] how long the tombstone is kept, in ms: the lease TTL, an attempt's validity ('' for none)
+-- ARGV[5] the fencing counter's step in microseconds for the permits handed on: '1000000' for a
+--         RedlockSemaphore's, '' for microseconds (semaphore-acquire.lua's ARGV[9])
+-- ARGV[6] '1' when ARGV[2] caps a stored limit, '' when a stored limit replaces it
+--         (semaphore-acquire.lua's ARGV[13])
 -- Reply: 1 when this token held permits (they now belong to the next waiters that fit, or are
 --        free), or when this token is the one that released last (a release re-sent after its reply
 --        was lost: it did release); 0 when it did not. Either way a token not holding leaves the
@@ -47,9 +51,14 @@ if holders and holders.mine then
 end
 -- #include notify.lua
 -- #include semaphore-queue.lua
-local keys = {fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4]}
+local keys = {
+  fence = KEYS[2], queue = KEYS[3], waiters = KEYS[4], fence_step_us = tonumber(ARGV[5]),
+}
 -- The limit matters only to hand permits on: read it only when someone waits.
-local function limit() return tonumber(redis.call('get', KEYS[5]) or ARGV[2]) end
+local function limit()
+  local stored = tonumber(redis.call('get', KEYS[5]) or ARGV[2])
+  return ARGV[6] == '1' and math.min(stored, tonumber(ARGV[2])) or stored
+end
 
 if not holders then
   -- Another kind's key holds every permit: nothing to give back or hand on, but a waiter giving up

@@ -9,9 +9,10 @@
 -- `now_us` is the server time in microseconds (server_time's first result). `last` is the
 -- counter's value when the script already knows it (the previous holder's token, written with the
 -- counter in the same script), or nil to read it. `step_us` is the floor's step: nil or 1 (microseconds). A Redlock
--- quorum's scripts step by whole seconds (1000000): the servers' counters then agree (each adds 1)
--- except in the instant a second turns, so the quorum's highest token is already on a quorum and
--- needs no write-back round trip (redlock-acquire.lua says more).
+-- quorum's scripts step by whole seconds (1000000; redlock-acquire.lua, and the Semaphore's scripts
+-- as a RedlockSemaphore calls them): the servers' counters then agree (each adds 1 per grant) while
+-- they saw the same grants, except in the instant a second turns, so the quorum's highest token is
+-- already on a quorum and needs no write-back round trip (redlock-acquire.lua says more).
 local function next_fence(key, now_us, last, step_us)
   local floor = step_us and now_us - now_us % step_us or now_us
   last = last or tonumber(redis.call('get', key) or '0')

@@ -1,20 +1,22 @@
--- semaphore-queue: a Semaphore's FIFO queue of waiters, and handing permits to them (the Semaphore
+-- semaphore-queue: a Semaphore's queue of waiters, and handing permits to them (the Semaphore
 -- scripts that grant permits, and rw-downgrade.lua).
 -- Needs: next_fence (next-fence.lua), hold_for (semaphore-holders.lua), notify (notify.lua); reads
 -- no KEYS or ARGV.
 -- Provides: grant(keys, holders, token, permits, ttl, label, now_us, now), leave_queue(keys, token),
--- drop_over_limit(keys, limit), serve(keys, holders, limit, now_us, now, me, head),
--- queue_entry(deadline, ttl, permits, channel, label), below (and its helpers decode_entry, refuse).
--- The queue is a list of waiter tokens, oldest first; each waiter's entry is in a hash,
--- token -> "<deadline ms (server time)>|<lease TTL ms>|<permits>|<#channel>|<grant channel><label>"
--- (queue_entry builds one).
--- `keys` names them: {fence, queue, waiters, last_fence}, last_fence being the fencing counter's
--- value when the script has read it (nil: read it at the first grant); `holders` is what
--- read_holders returned.
+-- enqueue(keys, token, place, waiters), drop_over_limit(keys, limit), serve(keys, holders, limit,
+-- now_us, now, me, head), queue_entry(deadline, ttl, permits, channel, label, place), below (and
+-- their helpers decode_entry, refuse).
+-- The queue is a list of waiter tokens, first served first: in arrival order (a Semaphore's), or in
+-- the order of their places (a RedlockSemaphore's, see enqueue). Each waiter's entry is in a hash,
+-- token -> "<deadline ms (server time)>|<lease TTL ms>|<permits>|<place>|<#channel>|<grant channel>
+-- <label>" (queue_entry builds one; the place is 0 in arrival order).
+-- `keys` names them: {fence, queue, waiters, last_fence, fence_step_us}, last_fence being the
+-- fencing counter's value when the script has read it (nil: read it at the first grant) and
+-- fence_step_us next_fence's step (nil: microseconds); `holders` is what read_holders returned.
 
 -- Grants `permits` to `token` for `ttl` ms and returns its fencing token.
 local function grant(keys, holders, token, permits, ttl, label, now_us, now)
-  local fence = next_fence(keys.fence, now_us, keys.last_fence)
+  local fence = next_fence(keys.fence, now_us, keys.last_fence, keys.fence_step_us)
   keys.last_fence = fence
   hold_for(holders, holder_member(permits, fence, label, token), ttl, now)
   holders.held = holders.held + permits
@@ -29,18 +31,43 @@ end
 -- A queue entry's fields (nil when it is missing or malformed).
 local function decode_entry(entry)
   if not entry then return nil end
-  local deadline, ttl, permits, channel_len, rest = string.match(entry, '^(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
+  local deadline, ttl, permits, place, channel_len, rest =
+    string.match(entry, '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
   if not deadline then return nil end
   channel_len = channel_len + 0 -- digits: converted once (server-time.lua)
   return {
-    deadline = deadline + 0, ttl = ttl + 0, permits = permits + 0,
+    deadline = deadline + 0, ttl = ttl + 0, permits = permits + 0, place = place + 0,
     channel = string.sub(rest, 1, channel_len), label = string.sub(rest, channel_len + 1),
   }
 end
 
 -- A waiter's entry: what decode_entry reads back.
-local function queue_entry(deadline, ttl, permits, channel, label)
-  return string.format('%d|%d|%d|%d|', deadline, ttl, permits, #channel) .. channel .. label
+local function queue_entry(deadline, ttl, permits, channel, label, place)
+  return string.format('%d|%d|%d|%d|%d|', deadline, ttl, permits, place, #channel) .. channel .. label
+end
+
+-- Puts `token` (whose entry is not in the queue) at the back of the queue; or, with a `place` (a
+-- RedlockSemaphore's: its acquire call's wall-clock ms when it first joined, the same on every
+-- server), before the queued waiter with the earliest place after it (ties: the higher token), so
+-- that every server of a quorum keeps the waiters it knows in one order and hands permits to the
+-- same one. `waiters` is the waiters' hash as HGETALL read it. O(waiters). Returns the queue's
+-- length.
+local function enqueue(keys, token, place, waiters)
+  local pivot, pivot_place
+  for i = 1, place and #waiters or 0, 2 do
+    local other, entry = waiters[i], decode_entry(waiters[i + 1])
+    if entry and other ~= token
+      and (entry.place > place or (entry.place == place and other > token))
+      and (not pivot or entry.place < pivot_place or (entry.place == pivot_place and other < pivot)) then
+      pivot, pivot_place = other, entry.place
+    end
+  end
+  if pivot then
+    -- -1 (the pivot's entry outlived its place in the list) or 0 (no list): at the back.
+    local length = redis.call('linsert', keys.queue, 'BEFORE', pivot, token)
+    if length > 0 then return length end
+  end
+  return redis.call('rpush', keys.queue, token)
 end
 
 -- Tells a waiter dropped because its request is above the limit in force: "token:over:limit" on
