@@ -79,7 +79,7 @@ const profile = values.profile === 'soak' ? 'soak' : 'fast';
 const primitives = (
   values.locks ??
   process.env.FAULTS_LOCKS ??
-  'mutex,fair-mutex,semaphore,redlock-mutex,redlock-semaphore,multi-mutex'
+  'mutex,fair-mutex,semaphore,redlock-mutex,redlock-semaphore,redlock-semaphore-1,multi-mutex'
 ).split(',') as LockId[];
 /** The client kinds the workers are pinned to (`--clients`), or undefined: every kind in turn. */
 const pinnedClients = (values.clients ?? process.env.FAULTS_CLIENTS)

@@ -28,7 +28,7 @@ export const redlockSemaphoreBenchCells: readonly BenchCell[] = [
 
 /**
  * A RedlockSemaphore of `at.limit` permits over the worker's node clients, each acquisition taking
- * 1 or 2 of them. Its probe asks a second RedlockSemaphore of the same name, on direct connections
+ * 1 or 2 of them (1 of a limit of 1). Its probe asks a second RedlockSemaphore of the same name, on direct connections
  * to each node, for `inspect()`: held by this lease while a quorum of nodes hold its token, for as
  * long as the quorum-th longest of those holds lives.
  */
@@ -47,7 +47,7 @@ export function redlockSemaphoreHolds(lib: Library, at: HoldContext): LockAdapte
   const quorum = Math.floor(nodes.clients.length / 2) + 1;
   return {
     acquire: async (signal) => {
-      const permits = Math.random() < 0.5 ? 1 : 2;
+      const permits = at.limit > 1 && Math.random() < 0.5 ? 2 : 1;
       const lease = await acquireAs(config, semaphore, signal, { permits }, 'too few permits free');
       return {
         ...fromLease(lease, ''),

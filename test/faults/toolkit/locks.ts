@@ -34,6 +34,20 @@ function libraryKind(id: string): LockKind & { readonly fault: FaultFacet } {
 const mutex = libraryKind('mutex');
 const semaphore = libraryKind('semaphore').fault;
 const redlock = libraryKind('redlock-mutex').fault;
+const redlockSemaphore = libraryKind('redlock-semaphore').fault;
+
+/**
+ * A library kind run with another policy, each its own code path under every scenario with its
+ * checker: a RedlockSemaphore of one permit takes no read of the servers after a grant (the
+ * servers' own limits keep the quorum's, `grantsKeepLimit`), which the kind's limit of 2 never skips.
+ */
+const variants: Record<string, FaultLock> = {
+  'redlock-semaphore-1': {
+    ...redlockSemaphore,
+    label: `RedlockSemaphore/1, ${redlockSemaphore.nodes} servers`,
+    limit: 1,
+  },
+};
 
 /** A Mutex taken with a plain waiting `acquire()`, whatever the config's acquire mode. */
 function waitingMutex(at: HoldContext, options = at.options): LockAdapter {
@@ -103,6 +117,7 @@ const controls: Record<string, FaultLock> = {
 
 const faultLocks: Record<LockId, FaultLock> = {
   ...Object.fromEntries(library.map((fault) => [fault.id, fault])),
+  ...variants,
   ...controls,
 };
 
