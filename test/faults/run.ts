@@ -12,7 +12,7 @@
  * scenarios run at once, each on its own workers and servers (default: one more than the cores); --scenario-ms <ms> sets the
  * fault phase of each fast scenario (FAULTS_SCENARIO_MS); --locks mutex,fair-mutex (FAULTS_LOCKS)
  * picks the primitives every scenario runs for (default: mutex, fair-mutex, semaphore, redlock-mutex,
- * redlock-semaphore, multi-mutex (a MultiMutex over each lock name and a partner name, judged under
+ * redlock-semaphore, redlock-semaphore-1 (limit 1: no read after a grant), multi-mutex (a MultiMutex over each lock name and a partner name, judged under
  * every name it holds);
  * reentrant-mutex and read-write-lock on request; scenarios marked `exclusive` skip the Semaphore).
  * redlock-mutex and redlock-semaphore (on three redis-servers, each behind its own proxy) run only
