@@ -373,6 +373,27 @@ describe('RedlockSemaphore', () => {
     }
   });
 
+  test("a Semaphore's setLimit raising a majority's limit hands a limit-1 RedlockSemaphore's waiter nothing", async () => {
+    // With limit 1 on three servers no read follows a grant (the servers' own limits keep the
+    // quorum's), so no server may hand out a permit past it: setLimit(3) serving the queue there
+    // must not make the queued caller a second holder (found in review: it did, on two servers).
+    const lockName = name();
+    const semaphore = new RedlockSemaphore(clients(), lockName, { limit: 1, ttlMs: 10_000 });
+    const held = await semaphore.acquire();
+    const waiting = semaphore.acquire({ timeoutMs: 60_000 });
+    waiting.catch(() => {}); // awaited below; a failed assertion must not leave it unhandled
+    await queuedEverywhere(lockName, 1, 'the second caller queued on every server');
+    for (const c of live.slice(0, 2)) await new Semaphore(c.client, lockName, { limit: 1 }).setLimit(3);
+    const { lock: holdersKey } = lockKeys(PREFIX, lockName);
+    const holding = await Promise.all(live.map((c) => c.command('ZCARD', holdersKey)));
+    assert.deepEqual(holding.map(Number), [1, 1, 1], 'a server handed the waiter a permit past the limit');
+    assert.ok(held.isHeld);
+    await held.release();
+    const next = await waiting;
+    assert.ok(next.fencingToken > held.fencingToken);
+    await next.release();
+  });
+
   test('fencing tokens rise across holders while a second turns, with one server counting behind', async () => {
     // Limit 2, three callers: holders overlap and hand permits on. Servers 0 and 1 have handed out
     // a thousand tokens this second already, server 2 none: its tokens are the lowest until the

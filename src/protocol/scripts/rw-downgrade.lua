@@ -4,8 +4,8 @@
 -- holds every permit (`limit`), a reader one.
 -- KEYS[1] the holders: a sorted set at the lock key (see include/semaphore-holders.lua)
 -- KEYS[2] the fencing counter
--- KEYS[3] the queue: a list of waiter tokens, oldest first
--- KEYS[4] the waiters: a hash, token -> "deadline ms (server time)|lease TTL ms|permits|grant channel"
+-- KEYS[3] the queue: a list of waiter tokens, first served first
+-- KEYS[4] the waiters: a hash, token -> its entry (include/semaphore-queue.lua)
 -- ARGV[1] the owner token of the write lease
 -- ARGV[2] the lock's limit: the permits a writer holds
 -- Reply: 1 when this token held the write lock and now holds a read lock (the same lease: same

@@ -4,7 +4,7 @@
 -- KEYS[2] the fencing counter (never expires, so tokens only grow)
 -- KEYS[3] the queue: a list of waiter tokens, first served first
 -- KEYS[4] the waiters: a hash, token -> its entry (include/semaphore-queue.lua: deadline, TTL, permits,
---         place, channel, label)
+--         place, cap, channel, label)
 -- KEYS[5] the limit stored by setLimit (absent: ARGV[4] is the limit)
 -- ARGV[1] the owner token of this acquisition (the same for every attempt of one acquire call)
 -- ARGV[2] the lease TTL in milliseconds
@@ -127,7 +127,8 @@ if lifetime > 0 then
     local taken_at, tolerance = now - tonumber(ARGV[11]), tonumber(ARGV[12])
     place = math.min(math.max(tonumber(ARGV[10]), taken_at - tolerance), taken_at + tolerance)
   end
-  local entry = queue_entry(now + lifetime, ttl, permits, ARGV[6], label, place or 0)
+  local cap = ARGV[13] == '1' and tonumber(ARGV[4]) or 0
+  local entry = queue_entry(now + lifetime, ttl, permits, ARGV[6], label, place or 0, cap)
   local created = redis.call('hset', keys.waiters, me, entry) == 1
     and enqueue(keys, me, ARGV[10] ~= '' and place or nil, waiters) == 1
   -- The queue keys outlive their longest-lived entry, by at most one lifetime more: an abandoned

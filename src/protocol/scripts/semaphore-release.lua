@@ -2,8 +2,8 @@
 -- waiters at the head of the queue; or leave the queue (a waiter that timed out or was aborted).
 -- KEYS[1] the holders: a sorted set at the lock key (see include/semaphore-holders.lua)
 -- KEYS[2] the fencing counter
--- KEYS[3] the queue: a list of waiter tokens, oldest first
--- KEYS[4] the waiters: a hash, token -> "deadline ms (server time)|lease TTL ms|permits|grant channel"
+-- KEYS[3] the queue: a list of waiter tokens, first served first
+-- KEYS[4] the waiters: a hash, token -> its entry (include/semaphore-queue.lua)
 -- KEYS[5] the limit stored by setLimit (absent: ARGV[2] is the limit)
 -- KEYS[6] the release tombstone: the last token that released here, kept 60 s
 -- ARGV[1] the owner token that releases its permits, or whose queue entry is removed

@@ -2,8 +2,8 @@
 -- permits a raised limit frees to the waiters at the head of the queue.
 -- KEYS[1] the holders: a sorted set at the lock key (see include/semaphore-holders.lua)
 -- KEYS[2] the fencing counter
--- KEYS[3] the queue: a list of waiter tokens, oldest first
--- KEYS[4] the waiters: a hash, token -> "deadline ms (server time)|lease TTL ms|permits|grant channel"
+-- KEYS[3] the queue: a list of waiter tokens, first served first
+-- KEYS[4] the waiters: a hash, token -> its entry (include/semaphore-queue.lua)
 -- KEYS[5] the stored limit (no expiry: it outlives every holder, and overrides every caller's
 --         `limit` option from now on)
 -- ARGV[1] the new limit, a positive integer

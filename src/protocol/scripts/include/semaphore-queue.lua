@@ -4,12 +4,14 @@
 -- no KEYS or ARGV.
 -- Provides: grant(keys, holders, token, permits, ttl, label, now_us, now), leave_queue(keys, token),
 -- enqueue(keys, token, place, waiters), drop_over_limit(keys, limit), serve(keys, holders, limit,
--- now_us, now, me, head), queue_entry(deadline, ttl, permits, channel, label, place), below (and
+-- now_us, now, me, head), queue_entry(deadline, ttl, permits, channel, label, place, cap), below (and
 -- their helpers decode_entry, refuse).
 -- The queue is a list of waiter tokens, first served first: in arrival order (a Semaphore's), or in
 -- the order of their places (a RedlockSemaphore's, see enqueue). Each waiter's entry is in a hash,
--- token -> "<deadline ms (server time)>|<lease TTL ms>|<permits>|<place>|<#channel>|<grant channel>
--- <label>" (queue_entry builds one; the place is 0 in arrival order).
+-- token -> "<deadline ms (server time)>|<lease TTL ms>|<permits>|<place>|<cap>|<#channel>|<grant
+-- channel><label>" (queue_entry builds one; the place is 0 in arrival order; the cap is the most
+-- permits the waiter's own limit lets be held, whatever limit is stored: a RedlockSemaphore's, whose
+-- grants are safe unread only if no server ever holds more than it, 0 for none).
 -- `keys` names them: {fence, queue, waiters, last_fence, fence_step_us}, last_fence being the
 -- fencing counter's value when the script has read it (nil: read it at the first grant) and
 -- fence_step_us next_fence's step (nil: microseconds); `holders` is what read_holders returned.
@@ -31,19 +33,19 @@ end
 -- A queue entry's fields (nil when it is missing or malformed).
 local function decode_entry(entry)
   if not entry then return nil end
-  local deadline, ttl, permits, place, channel_len, rest =
-    string.match(entry, '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
+  local deadline, ttl, permits, place, cap, channel_len, rest =
+    string.match(entry, '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(.*)$')
   if not deadline then return nil end
   channel_len = channel_len + 0 -- digits: converted once (server-time.lua)
   return {
-    deadline = deadline + 0, ttl = ttl + 0, permits = permits + 0, place = place + 0,
+    deadline = deadline + 0, ttl = ttl + 0, permits = permits + 0, place = place + 0, cap = cap + 0,
     channel = string.sub(rest, 1, channel_len), label = string.sub(rest, channel_len + 1),
   }
 end
 
 -- A waiter's entry: what decode_entry reads back.
-local function queue_entry(deadline, ttl, permits, channel, label, place)
-  return string.format('%d|%d|%d|%d|%d|', deadline, ttl, permits, place, #channel) .. channel .. label
+local function queue_entry(deadline, ttl, permits, channel, label, place, cap)
+  return string.format('%d|%d|%d|%d|%d|%d|', deadline, ttl, permits, place, cap, #channel) .. channel .. label
 end
 
 -- Puts `token` (whose entry is not in the queue) at the back of the queue; or, with a `place` (a
@@ -98,7 +100,7 @@ end
 -- permits without another round trip. The first request that does not fit stops it (nobody behind
 -- overtakes it, so a large request is not starved by small ones). Entries past their deadline
 -- (their waiter died or gave up) and requests above the limit (lowered by `setLimit`) are dropped,
--- the latter told so (`refuse`).
+-- the latter told so (`refuse`). A waiter's cap (queue_entry) lowers the limit it is served under.
 -- Stops at `me` (a waiter serving the queue on its own attempt decides for itself). A refused
 -- PUBLISH (an ACL user without channel permissions) is ignored, and an entry without a channel (a
 -- waiter that does not listen) is sent nothing: the waiter finds the permits its own at its next
@@ -113,8 +115,9 @@ local function serve(keys, holders, limit, now_us, now, me, head)
     if type(limit) == 'function' then limit = limit() end
     local entry = decode_entry(redis.call('hget', keys.waiters, head))
     local alive = entry and entry.deadline >= now
-    local live = alive and entry.permits <= limit
-    if live and entry.permits > limit - holders.held then return 'other' end
+    local fits = alive and entry.cap > 0 and math.min(limit, entry.cap) or limit
+    local live = alive and entry.permits <= fits
+    if live and entry.permits > fits - holders.held then return 'other' end
     redis.call('lpop', keys.queue)
     redis.call('hdel', keys.waiters, head)
     if live then
