@@ -99,6 +99,16 @@ class Run {
     const { ttlMs } = this.anchor;
     return ttlMs - driftMs(ttlMs, this.driftFactor) - elapsedSince(this.clock, this.anchor);
   }
+
+  /**
+   * An extension sent at `sent` succeeded: the run counts from it, unless one sent later already
+   * set the anchor. Redis applies a token's extensions in the order they were sent, so the last one
+   * sent sets the expiry; a reservation answered after a shorter `extendToken` sent later would
+   * otherwise give the next holder validity past the lease in Redis.
+   */
+  reanchor(sent: Anchor): void {
+    if (sent.mono >= this.anchor.mono) this.anchor = sent;
+  }
 }
 
 /**
@@ -131,7 +141,7 @@ class Turn implements LockBackend {
     // left counts from now, for whoever the run passes to meanwhile (as the lease counts its own).
     if (ttlMs - driftMs(ttlMs, run.driftFactor) < run.validityLeftMs()) run.anchor = sent;
     const extended = await this.backend.extend(token, ttlMs);
-    if (extended) run.anchor = sent;
+    if (extended) run.reanchor(sent);
     else run.lost = true;
     return extended;
   }
@@ -317,7 +327,7 @@ export class LocalBatch {
     }
     return (extended) => {
       if (!this.runs.has(run)) return;
-      if (extended) run.anchor = sent;
+      if (extended) run.reanchor(sent);
       else this.forget(token);
     };
   }
@@ -548,7 +558,7 @@ export class LocalBatch {
       waiter.resolve(undefined);
       return;
     }
-    run.anchor = { ...sent, ttlMs };
+    run.reanchor({ ...sent, ttlMs });
     run.lastFence = lastFence;
     run.nextFence = lastFence - count + 1;
     if (waiter.gone) {

@@ -292,6 +292,26 @@ describe(`a Mutex's callers in one process share its lease in Redis (${kind.name
     await second.release();
   });
 
+  test('a shorter extendToken() sent behind a reservation in flight bounds the next local holder', async () => {
+    // The pass to the waiter reserves its fencing token with an extension to 30 s; extendToken()
+    // shortens the run's lease to 1 s behind it. Redis applies both in that order: the reservation's
+    // reply, answered first, must not give the next holder 30 s (found in review).
+    const lock = new Mutex(redis.a.client, name(), untimed);
+    const first = await lock.acquire({ ttlMs: 30_000 });
+    const waiting = lock.acquire({ ttlMs: 30_000 });
+    const releasing = first.release();
+    const shortening = lock.extendToken(first.token, 1_000);
+    await releasing;
+    const second = await waiting;
+    await shortening;
+    const pttl = Number(await redis.a.command('PTTL', lock.keys.lock));
+    assert.ok(
+      second.remainingMs <= Math.max(pttl, 0),
+      `validity ${second.remainingMs} ms, Redis PTTL ${pttl} ms`,
+    );
+    await second.release();
+  });
+
   test('a process killed mid-batch loses nothing but its own leases: a waiter of another process gets the lock after its TTL, with a higher token', async () => {
     const lockName = name();
     const ttlMs = 1_000;
