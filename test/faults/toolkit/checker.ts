@@ -576,17 +576,22 @@ const runOf = (hold: Hold) => `${hold.w} ${hold.owner}`;
 
 /**
  * When each hold's token was last known to be below none granted later: its acquire call's start,
- * or for a Semaphore's local holder (a later hold of a run) the start of its run's first call. Its
- * token was reserved by an extension of the run's permit, above every token granted before that
- * (so before the run's grant), not above those other permits were granted since: several holders
- * hold a Semaphore at once, and a local pass is no round trip to learn them.
+ * or for a Semaphore's local holder (a later hold of a run) when its run's grant was answered. Its
+ * token was reserved by an extension of the run's permit sent after that answer, above every token
+ * granted before it, not above those other permits were granted since: several holders hold a
+ * Semaphore at once, and a local pass is no round trip to learn them.
  */
 function runStarts(holds: readonly Hold[]): Map<Hold, number> {
   const first = new Map<string, Hold>();
   for (const hold of [...holds].sort((a, b) => a.okAt - b.okAt)) {
     if (!first.has(runOf(hold))) first.set(runOf(hold), hold);
   }
-  return new Map(holds.map((hold) => [hold, (first.get(runOf(hold)) as Hold).invokedAt]));
+  return new Map(
+    holds.map((hold) => {
+      const runFirst = first.get(runOf(hold)) as Hold;
+      return [hold, runFirst === hold ? hold.invokedAt : runFirst.okAt];
+    }),
+  );
 }
 
 /** Flags a hold of a run whose token is not above the run's earlier holds' (in grant order). */
