@@ -750,15 +750,20 @@ describe('RedlockSemaphore', () => {
     // B's: in arrival order, server 0 would hand the released permit to A and servers 1 and 2 to B.
     // Ordered by places, every server hands it to A, and B waits for A's release.
     const lockName = name();
-    const options = { limit: 1, ttlMs: 60_000, nodeTimeoutMs: 1_000 };
+    const options = { limit: 1, ttlMs: 60_000, nodeTimeoutMs: 30_000 };
     const holder = new RedlockSemaphore(clients(), lockName, options);
     const held = await holder.acquire();
     const own = await Promise.all(servers.map((s) => ioredisKind.create(s.url)));
     try {
+      // A's first attempt reaches servers 1 and 2 only once B is queued there.
+      let openGate = () => {};
+      const gate = new Promise<void>((resolve) => {
+        openGate = resolve;
+      });
       const semaphoreScripts = { acquire: scripts.semaphoreAcquire, release: scripts.semaphoreRelease };
       for (const node of [1, 2])
         interceptScripts(own[node]?.client, semaphoreScripts, (script, count, send) =>
-          script === 'acquire' && count === 1 ? sleep(300).then(send) : send(),
+          script === 'acquire' && count === 1 ? gate.then(send) : send(),
         );
       const a = new RedlockSemaphore(
         own.map((c) => c.client),
@@ -766,9 +771,19 @@ describe('RedlockSemaphore', () => {
         options,
       );
       const b = new RedlockSemaphore(clients(), lockName, options);
-      const waitingA = a.acquire({ timeoutMs: 20_000 });
-      await sleep(50);
-      const waitingB = b.acquire({ timeoutMs: 20_000 });
+      const placeA = Date.now();
+      const waitingA = a.acquire({ timeoutMs: 60_000 });
+      // B's place is a later millisecond than A's (a tie would be ordered by token).
+      await until(
+        async () => Date.now() > placeA && (await queuedOn(live[0] as TestClient, lockName)) === 1,
+        'A queued on server 0',
+      );
+      const waitingB = b.acquire({ timeoutMs: 60_000 });
+      await until(async () => {
+        const queued = await Promise.all([1, 2].map((i) => queuedOn(live[i] as TestClient, lockName)));
+        return queued.every((n) => n === 1);
+      }, 'B queued on servers 1 and 2 before A');
+      openGate();
       await queuedEverywhere(lockName, 2, 'both wait on every server');
       await held.release();
       const tagged = (waiting: Promise<Lease>, who: string) => waiting.then((lease) => ({ who, lease }));
