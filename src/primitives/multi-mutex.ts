@@ -70,9 +70,13 @@ export function nameHashTag(name: string): string {
  * in any order. The caller is woken (pub/sub, no polling) when a release (a MultiMutex's or a
  * Mutex's) leaves that name free, and asks again at the latest when its holder would expire. It never joins a
  * name's Mutex queue: a Mutex release hands a name to the Mutex's own queued waiters, never to a
- * MultiMutex waiter. Fairness: none promised; a MultiMutex waiter barges like a Mutex's free-lock
- * acquire, may be overtaken by callers whose names become free first, and waits at most as long as
- * some caller keeps one of its names taken (no bound across names, no FIFO).
+ * MultiMutex waiter. Wait bound (`handOffAfterMs`, 50 ms by default, the Mutex's option): until
+ * then a waiter barges like a Mutex's free-lock acquire; once it has waited that long, its next
+ * attempt reserves every one of its names, all or none (an older waiter's reservation of one of
+ * them wins), and nobody else takes a reserved name (a Mutex queues behind it; a release frees it
+ * for the reserver and wakes it). It then waits at most for the holds in progress on its names and
+ * for older reservers of them (docs/api.md, "MultiMutex"). A reserver holds nothing, so
+ * overlapping reservations cannot deadlock; a reservation lapses unless renewed (a dead reserver).
  *
  * Its `name` (and its leases') is the first name; `names` has them all. The lease's `fencingTokens`
  * has each name's token; `fencingToken` is the first name's. `isLocked()` is true when any name is
