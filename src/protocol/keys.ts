@@ -58,7 +58,7 @@ export interface LockKeys {
   readonly multiWaiting: string;
   /**
    * The MultiMutex waiter that reserved this name (its starvation mode, multi-acquire.lua): while
-   * it lives, nobody else takes the name. "<arrival ms>|<#token>|<token><channel>", with a PX of the
+   * it lives, nobody else takes the name. "<arrival ms>|<names>|<#token>|<token><channel>", with a PX of the
    * reservation's lifetime (include/reservation.lua).
    */
   readonly reserved: string;

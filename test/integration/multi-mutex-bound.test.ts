@@ -15,13 +15,13 @@ import { awaitedLater, nameMaker, redisForSuite, until } from '../fixtures/helpe
 describe('MultiMutex wait bound (ioredis)', () => {
   const redis = redisForSuite(ioredisKind);
   const name = nameMaker('multi-bound');
-  /** The token that reserved `lock`'s name at `index`, or null (the key: "<arrival>|<#token>|<token><channel>"). */
+  /** The token that reserved `lock`'s name at `index`, or null (the key: "<arrival>|<names>|<#token>|<token><channel>"). */
   const reserver = async (lock: MultiMutex, index: number): Promise<string | null> => {
     const keys = lock.nameKeys[index] as { reserved?: string };
     assert.ok(keys.reserved, 'each name has a reservation key');
     const value = (await redis.a.command('GET', keys.reserved)) as string | null;
     if (value === null) return null;
-    const [, length, rest] = /^\d+\|(\d+)\|(.*)$/s.exec(value) ?? [];
+    const [, length, rest] = /^\d+\|\d+\|(\d+)\|(.*)$/s.exec(value) ?? [];
     return (rest as string).slice(0, Number(length));
   };
 

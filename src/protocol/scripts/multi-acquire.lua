@@ -38,7 +38,8 @@
 -- Starvation mode: a waiting call (ARGV[3] > 0) stopped once it has waited the window reserves every
 -- one of its names, all or none, in this script: none when any is reserved by an older waiter (an
 -- earlier arrival; the smaller token on a tie), and then it drops those it had. A younger waiter's
--- reservation is taken over (and that waiter woken, to drop the rest of its own). While a name is
+-- reservation is taken over (and that waiter woken, to drop the rest of its own, unless every name
+-- it reserved was taken over). While a name is
 -- reserved nobody else takes it: another MultiMutex's attempt is stopped by it, a Mutex or FairMutex
 -- queues behind it (hand-off-acquire.lua), and a release of it frees it for the reserver instead of
 -- handing it to a Mutex waiter, waking the reserver on its channel (multi-release.lua,
@@ -65,6 +66,15 @@ local now_us, now = server_time()
 if arrival <= 0 or arrival > now then arrival = now end
 local due = entry_ttl > 0 and now - arrival >= window
 local holders, releases, reservations, mine = {}, {}, {}, {}
+-- How many of these names each other waiter reserved: one whose reservations are all taken over
+-- keeps none, and is not woken for that (reservation.lua's `names`).
+local reserved_here = {}
+local function wake_taken_over(reservation)
+  if reserved_here[reservation.token] < reservation.names then
+    reserved_here[reservation.token] = reservation.names -- once
+    notify(reservation.channel, reservation.token .. ':free')
+  end
+end
 -- Whether a name is reserved by a waiter this caller does not take it over from.
 local blocked = false
 -- The name it waits on: of the names held by others (or reserved), the one whose holder would expire
@@ -90,6 +100,7 @@ for i = 1, n do
       mine[i] = true
     elseif reservation then
       reservations[i] = reservation
+      reserved_here[reservation.token] = (reserved_here[reservation.token] or 0) + 1
       local older = reservation.arrival < arrival or (reservation.arrival == arrival and reservation.token < me)
       if not due or older then
         blocked = true
@@ -118,9 +129,8 @@ if pick then
       redis.call('hdel', waiters_key, me)
     end
     if reserve then
-      local taken_over = reservations[i]
-      if taken_over then notify(taken_over.channel, taken_over.token .. ':free') end
-      store_reservation(KEYS[base + 6], arrival, me, channel, reserve_ttl)
+      if reservations[i] then wake_taken_over(reservations[i]) end
+      store_reservation(KEYS[base + 6], arrival, n, me, channel, reserve_ttl)
       flag = true
       -- The release record outlives the reservation (a value is kept 60 s; a reservation lives
       -- less, reservation.lua's caller caps it).
@@ -164,7 +174,7 @@ for i = 1, n do
   -- Its own reservation is done with; a younger waiter's, taken over, is woken to drop the rest.
   if mine[i] or reservations[i] then
     redis.call('del', KEYS[base + 6])
-    if reservations[i] then notify(reservations[i].channel, reservations[i].token .. ':free') end
+    if reservations[i] then wake_taken_over(reservations[i]) end
   end
 end
 return reply
