@@ -27,34 +27,50 @@ describe('MultiMutex wait bound (ioredis)', () => {
 
   test('a waiter whose names overlapping sets keep busy in turn reserves them, then gets them', async () => {
     const [a, b, c, d] = [name(), name(), name(), name()];
+    const victim = new MultiMutex(redis.a.client, [a, b], { ttlMs: 10_000 });
+    const reservedByVictim = async () => (await reserver(victim, 0)) !== null;
+    // Two loops, on {a,c} and {b,d}, pass the turn to release: one releases (and takes its names
+    // again) only while the other holds, so a and b are never free at once, and without its
+    // reservation the victim would wait for ever. Once the victim's reservation shows, they let go.
     let done = false;
+    const holds = { ac: false, bd: false };
     const counts = { ac: 0, bd: 0 };
-    const loop = async (set: string[], key: 'ac' | 'bd', client: typeof redis.a.client) => {
-      const lock = new MultiMutex(client, set, { ttlMs: 10_000 });
+    // Whose turn it is to release: the other's, once a loop has (again) taken its names.
+    let turn: 'ac' | 'bd' | undefined;
+    const loop = async (set: string[], me: 'ac' | 'bd', other: 'ac' | 'bd') => {
+      const lock = new MultiMutex(redis.b.client, set, { ttlMs: 10_000 });
       while (!done) {
-        await lock.using(
+        const lease = await lock.acquire({ timeoutMs: 120_000 });
+        holds[me] = true;
+        counts[me] += 1;
+        turn = other;
+        await until(
           async () => {
-            counts[key] += 1;
-            await new Promise((resolve) => setImmediate(resolve));
+            if (done) return true;
+            if (holds[other] && turn === me) return true;
+            return reservedByVictim();
           },
-          { timeoutMs: 120_000 },
+          'the other loop holds its names (or the victim reserved)',
+          120_000,
         );
+        holds[me] = false;
+        await lease.release();
       }
     };
-    const loops = Promise.all([loop([a, c], 'ac', redis.b.client), loop([b, d], 'bd', redis.b.client)]);
+    const loops = Promise.all([loop([a, c], 'ac', 'bd'), loop([b, d], 'bd', 'ac')]);
+    let lease: Awaited<ReturnType<MultiMutex['acquire']>> | undefined;
     try {
-      // Both loops running before the victim arrives.
-      await until(() => counts.ac > 2 && counts.bd > 2, 'both loops take their names');
-      const victim = new MultiMutex(redis.a.client, [a, b], { ttlMs: 10_000 });
-      let granted = false;
+      await until(() => counts.ac > 2 && counts.bd > 2, 'both loops take their names in turn');
       let atReservation: { ac: number; bd: number } | undefined;
+      let granted: typeof lease;
       const waiting = awaitedLater(
-        victim.acquire({ timeoutMs: 120_000 }).then((lease) => {
-          granted = true;
-          return lease;
+        victim.acquire({ timeoutMs: 120_000 }).then((got) => {
+          granted = got;
+          return got;
         }),
       );
       let token = '';
+      // Its reservation lives from its reserving attempt to its grant: seen, or the grant came first.
       await until(
         async () => {
           if (granted) return true;
@@ -66,29 +82,24 @@ describe('MultiMutex wait bound (ioredis)', () => {
           }
           return false;
         },
-        'the victim reserves a and b (or is granted them first)',
+        'the victim reserves a and b (or is granted them)',
         60_000,
       );
-      const lease = await waiting;
+      // a and b were never free at once: the victim got them by its reservation.
+      lease = await waiting;
       if (atReservation) {
         assert.equal(lease.token, token, 'the reservation is the victim’s');
-        // A loop may be granted one more time between the reservation and our reading its count
-        // (its grant's reply in flight); no more.
-        assert.ok(
-          counts.ac - atReservation.ac <= 1,
-          `the {a,c} loop went ${counts.ac - atReservation.ac} times`,
-        );
-        assert.ok(
-          counts.bd - atReservation.bd <= 1,
-          `the {b,d} loop went ${counts.bd - atReservation.bd} times`,
-        );
+        const after = { ac: counts.ac - atReservation.ac, bd: counts.bd - atReservation.bd };
+        // A loop may be granted once between the reservation and our reading its count (its
+        // grant's reply in flight); no more.
+        assert.ok(after.ac <= 1 && after.bd <= 1, `the loops went ${JSON.stringify(after)} times after it`);
       }
       assert.equal(await reserver(victim, 0), null, 'its reservations go with the grant');
       assert.equal(await reserver(victim, 1), null);
-      await lease.release();
-      console.log(`# reserved before the grant: ${atReservation !== undefined}`);
+      console.log(`# the victim's reservation seen before its grant: ${atReservation !== undefined}`);
     } finally {
       done = true;
+      await lease?.release();
       await loops;
     }
   });
