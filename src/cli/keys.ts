@@ -8,8 +8,8 @@
  *   (Semaphore, ReadWriteLock).
  * - `:fence`: the fencing counter, kept for ever: a lock that was ever taken has one.
  * - `:holds`: a ReentrantMutex's other holds; `:limit`: a Semaphore's stored limit.
- * - `:queue`, `:waiting`, `:waiters`, `:line`, `:last-released`, `:multi-waiting` (MultiMutex): waiters
- *   and bookkeeping.
+ * - `:queue`, `:waiting`, `:waiters`, `:line`, `:last-released`, `:multi-waiting` and `:reserved`
+ *   (MultiMutex): waiters and bookkeeping.
  * - `:released:<token>`: a Redlock kind's release tombstone, kept a minute (redlock/call-stamp.ts);
  *   its tokens are generated hex, without `}`.
  */

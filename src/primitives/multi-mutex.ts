@@ -10,10 +10,21 @@ import { checkNames } from '../validation.js';
 import type { Attempts, Outcome } from '../waiting/attempts.js';
 import { Wake } from '../waiting/wake.js';
 import { BARGING_WAITER_TTL_MS } from './hand-off-lock.js';
+import { defaultMutexOptions, type MutexOptions, mutexChecks } from './mutex.js';
 import { ScriptedLock } from './scripted-lock.js';
 
-/** How a MultiMutex behaves: every lock's options (no batching, no hand-off window). */
-export interface MultiMutexOptions extends LockOptions {}
+/**
+ * How a MultiMutex behaves: every lock's options, and the Mutex's wait bound (`handOffAfterMs`: once
+ * a waiter has waited this long, it reserves its names; see `MultiMutex`). No batching.
+ */
+export interface MultiMutexOptions extends LockOptions, Pick<MutexOptions, 'handOffAfterMs'> {}
+
+/**
+ * The longest a reservation lives unless its waiter's next attempt renews it (at half of it); a
+ * shorter `ttlMs` is used when given, so a dead reserver blocks its names no longer than a dead
+ * holder would. Below the 60 s a name's release record is kept (holder.lua), which carries the flag.
+ */
+export const MAX_RESERVATION_TTL_MS = 30_000;
 
 /** A MultiMutex's state: `locked` when any name is held (an acquire would wait), each name's own. */
 export interface MultiMutexState extends LockState {
@@ -21,9 +32,15 @@ export interface MultiMutexState extends LockState {
   readonly names: Readonly<Record<string, LockState>>;
 }
 
-export const defaultMultiMutexOptions: Readonly<MultiMutexOptions> = Object.freeze({ ...defaultLockOptions });
+export const defaultMultiMutexOptions: Readonly<MultiMutexOptions> = Object.freeze({
+  ...defaultLockOptions,
+  handOffAfterMs: defaultMutexOptions.handOffAfterMs,
+});
 
-const multiMutexChecks: Checks<MultiMutexOptions> = { ...lockChecks };
+const multiMutexChecks: Checks<MultiMutexOptions> = {
+  ...lockChecks,
+  handOffAfterMs: mutexChecks.handOffAfterMs,
+};
 
 /** Checks a MultiMutex's options and merges them over the defaults into a new frozen object. */
 export function resolveMultiMutexOptions(options: unknown): Readonly<MultiMutexOptions> {
@@ -53,9 +70,13 @@ export function nameHashTag(name: string): string {
  * in any order. The caller is woken (pub/sub, no polling) when a release (a MultiMutex's or a
  * Mutex's) leaves that name free, and asks again at the latest when its holder would expire. It never joins a
  * name's Mutex queue: a Mutex release hands a name to the Mutex's own queued waiters, never to a
- * MultiMutex waiter. Fairness: none promised; a MultiMutex waiter barges like a Mutex's free-lock
- * acquire, may be overtaken by callers whose names become free first, and waits at most as long as
- * some caller keeps one of its names taken (no bound across names, no FIFO).
+ * MultiMutex waiter. Wait bound (`handOffAfterMs`, 50 ms by default, the Mutex's option): until
+ * then a waiter barges like a Mutex's free-lock acquire; once it has waited that long, its next
+ * attempt reserves every one of its names, all or none (an older waiter's reservation of one of
+ * them wins), and nobody else takes a reserved name (a Mutex queues behind it; a release frees it
+ * for the reserver and wakes it). It then waits at most for the holds in progress on its names and
+ * for older reservers of them (docs/api.md, "MultiMutex"). A reserver holds nothing, so
+ * overlapping reservations cannot deadlock; a reservation lapses unless renewed (a dead reserver).
  *
  * Its `name` (and its leases') is the first name; `names` has them all. The lease's `fencingTokens`
  * has each name's token; `fencingToken` is the first name's. `isLocked()` is true when any name is
@@ -92,8 +113,11 @@ export class MultiMutex extends ScriptedLock<MultiMutexOptions, MultiMutexState>
     const registers = plan.mode === 'wait' && wakeOnRelease;
     const entryTtlMs = registers ? BARGING_WAITER_TTL_MS : 0;
     const { names } = this;
+    const reservationTtlMs = Math.min(options.ttlMs, MAX_RESERVATION_TTL_MS);
     // A first attempt cannot be registered anywhere (its token is new): it skips the unregistering.
     let sentBefore = false;
+    // The server ms of the call's first attempt (0 until its reply): its age counts from there.
+    let arrivalMs = 0;
     return {
       attempt: async (): Promise<Outcome> => {
         const sentAt = clock.now();
@@ -105,6 +129,9 @@ export class MultiMutex extends ScriptedLock<MultiMutexOptions, MultiMutexState>
           channel: registers ? channel.channel : '',
           label: options.label,
           sentBefore,
+          arrivalMs,
+          handOffAfterMs: options.handOffAfterMs,
+          reservationTtlMs,
         });
         sentBefore = true;
         const result = await this.run(call);
@@ -121,12 +148,17 @@ export class MultiMutex extends ScriptedLock<MultiMutexOptions, MultiMutexState>
             sentAtWall,
           };
         }
+        if (arrivalMs === 0) arrivalMs = result.serverTimeMs;
         const bound = result.waitBoundMs;
+        // Not yet due: ask again when it is (1 ms past, for TIME's truncation), to reserve. Due: a
+        // reservation it may hold is renewed by the next attempt, before it lapses.
+        const dueInMs = arrivalMs + options.handOffAfterMs - result.serverTimeMs;
+        const renewInMs = Math.min(entryTtlMs / 2, dueInMs > 0 ? dueInMs + 1 : reservationTtlMs / 2);
         return {
           acquired: false,
           holderPttlMs: bound >= 0 ? Math.max(1, bound) : Number.POSITIVE_INFINITY,
-          // The registration is renewed by the next attempt: wake before it lapses.
-          ...(registers ? { renewInMs: entryTtlMs / 2, leftState: true } : {}),
+          // The registration and reservation are renewed by the next attempt: wake before they lapse.
+          ...(registers ? { renewInMs, leftState: true } : {}),
         };
       },
       wake: wakeOnRelease ? new Wake([channel]) : undefined,

@@ -57,7 +57,7 @@ export function handOffAcquire(
 ): ScriptCall<HandOffAcquireResult> {
   return scriptCall(
     scripts.handOffAcquire,
-    queueKeys(keys),
+    [...queueKeys(keys), keys.reserved],
     [...handOffAcquireArgs(params), params.label, String(params.arrivalMs ?? 0)],
     (reply) => decodeAcquireReply('hand-off-acquire', reply),
   );
@@ -110,7 +110,7 @@ export function handOffRelease(
 ): ScriptCall<HandOffReleased> {
   return scriptCall(
     scripts.handOffRelease,
-    [...queueKeys(keys), keys.multiWaiting],
+    [...queueKeys(keys), keys.multiWaiting, keys.reserved],
     [params.token, params.skipUnreached ? '1' : '0', String(params.handOffAfterMs), params.quiet ? '1' : '0'],
     (reply) => {
       const code = asInteger('hand-off-release', reply);

@@ -57,6 +57,12 @@ export interface LockKeys {
    */
   readonly multiWaiting: string;
   /**
+   * The MultiMutex waiter that reserved this name (its starvation mode, multi-acquire.lua): while
+   * it lives, nobody else takes the name. "<arrival ms>|<names>|<#token>|<token><channel>", with a PX of the
+   * reservation's lifetime (include/reservation.lua).
+   */
+  readonly reserved: string;
+  /**
    * Prefix of the channels hand-offs are announced on (one per client: `…:granted:<client id>`).
    * A cluster client's id starts with `SHARDED_CHANNEL_MARK`: see there.
    */
@@ -83,6 +89,7 @@ export function lockKeys(prefix: string, name: string): LockKeys {
     waiting: `${base}:waiting`,
     line: `${base}:line`,
     multiWaiting: `${base}:multi-waiting`,
+    reserved: `${base}:reserved`,
     grantedChannelPrefix: `${base}:granted:`,
   });
 }

@@ -1,6 +1,6 @@
 /**
  * Typed calls of the MultiMutex's scripts (multi-*.lua): several Mutex locks taken at once, all or
- * none, each in its Mutex's own keys. Their KEYS are five per name (one for multi-extend.lua), so
+ * none, each in its Mutex's own keys. Their KEYS are six per name (one for multi-extend.lua), so
  * the calls are built here rather than by `scriptCall`, whose fixed counts come from a header.
  */
 import { UnexpectedReplyError } from '../errors.js';
@@ -17,6 +17,7 @@ export const multiNameKeys = (keys: LockKeys) => [
   keys.queue,
   keys.waiting,
   keys.multiWaiting,
+  keys.reserved,
 ];
 
 /** What one attempt learned; `serverTimeMs` is the server's TIME while serving it. */
@@ -48,6 +49,12 @@ export function multiAcquire(
     readonly label: string;
     /** Whether an earlier attempt of this call was sent (it may be registered: unregister it). */
     readonly sentBefore: boolean;
+    /** The server ms of this call's first attempt (0: this is it). */
+    readonly arrivalMs: number;
+    /** After how long a waiting call reserves its names (the MultiMutex's `handOffAfterMs`). */
+    readonly handOffAfterMs: number;
+    /** How long a reservation lives unless renewed by an attempt. */
+    readonly reservationTtlMs: number;
   },
 ): ScriptCall<MultiAcquireResult> {
   return call(
@@ -60,6 +67,9 @@ export function multiAcquire(
       params.channel,
       params.label,
       params.sentBefore ? '1' : '0',
+      String(params.arrivalMs),
+      String(params.handOffAfterMs),
+      String(params.reservationTtlMs),
     ],
     (reply) => {
       const values = asArray(

@@ -88,7 +88,7 @@ const calls = {
   reentrantInspect: reentrantInspect(rkeys),
   rwDowngrade: rwDowngrade({ ...keys, ...semaphoreKeys(keys) }, { token, limit: 9 }),
   ...semaphoreCalls(keys, token),
-  // One name: the headers declare one name's keys (five, or one for multi-extend); more names
+  // One name: the headers declare one name's keys (six, or one for multi-extend); more names
   // repeat them.
   multiAcquire: multiAcquire([keys], {
     token,
@@ -97,6 +97,9 @@ const calls = {
     channel: 'g',
     label: 'host:1',
     sentBefore: true,
+    arrivalMs: 1795000000050,
+    handOffAfterMs: 50,
+    reservationTtlMs: 1000,
   }),
   multiRelease: multiRelease([keys], token),
   multiExtend: multiExtend([keys], token, 1000),
@@ -124,7 +127,13 @@ describe('typed script calls', () => {
   });
 
   test('keys and arguments are placed as the headers say', () => {
-    assert.deepEqual(calls.handOffAcquire.keys, [keys.lock, keys.fence, keys.queue, keys.waiting]);
+    assert.deepEqual(calls.handOffAcquire.keys, [
+      keys.lock,
+      keys.fence,
+      keys.queue,
+      keys.waiting,
+      keys.reserved,
+    ]);
     assert.deepEqual(calls.handOffAcquire.args, [
       token,
       '1000',
@@ -141,6 +150,7 @@ describe('typed script calls', () => {
       keys.queue,
       keys.waiting,
       keys.multiWaiting,
+      keys.reserved,
     ]);
     assert.deepEqual(calls.handOffRelease.args, [token, '1', '5', '1']);
     assert.deepEqual(handOffRelease(keys, { token, skipUnreached: false, handOffAfterMs: 0 }).args, [
@@ -151,7 +161,7 @@ describe('typed script calls', () => {
     ]);
     assert.deepEqual(calls.raiseFence.keys, [keys.fence, keys.lock]);
     const other = lockKeys('p', 'other');
-    const nameKeys = (k: typeof keys) => [k.lock, k.fence, k.queue, k.waiting, k.multiWaiting];
+    const nameKeys = (k: typeof keys) => [k.lock, k.fence, k.queue, k.waiting, k.multiWaiting, k.reserved];
     assert.deepEqual(
       multiAcquire([keys, other], {
         token,
@@ -160,10 +170,23 @@ describe('typed script calls', () => {
         channel: 'g',
         label: 'host:1',
         sentBefore: false,
+        arrivalMs: 0,
+        handOffAfterMs: 50,
+        reservationTtlMs: 1000,
       }).keys,
       [...nameKeys(keys), ...nameKeys(other)],
     );
-    assert.deepEqual(calls.multiAcquire.args, [token, '1000', '300', 'g', 'host:1', '1']);
+    assert.deepEqual(calls.multiAcquire.args, [
+      token,
+      '1000',
+      '300',
+      'g',
+      'host:1',
+      '1',
+      '1795000000050',
+      '50',
+      '1000',
+    ]);
     assert.deepEqual(multiExtend([keys, other], token, 1000).keys, [keys.lock, other.lock]);
     assert.deepEqual(multiRelease([keys, other], token).keys, [...nameKeys(keys), ...nameKeys(other)]);
     const tombstone = `${keys.releasedPrefix}${token}`;
@@ -211,7 +234,13 @@ describe('typed script calls', () => {
       rkeys.holds,
     ]);
     assert.deepEqual(calls.reentrantAcquire.args, [token, '1000', '300', 'g', '1', '1', 'host:1']);
-    assert.deepEqual(calls.reentrantRelease.keys, [...calls.handOffAcquire.keys, rkeys.holds]);
+    assert.deepEqual(calls.reentrantRelease.keys, [
+      keys.lock,
+      keys.fence,
+      keys.queue,
+      keys.waiting,
+      rkeys.holds,
+    ]);
     assert.deepEqual(calls.reentrantExtend.keys, [keys.lock, rkeys.holds]);
     assert.deepEqual(calls.reentrantInspect.keys, [keys.lock, keys.fence, keys.queue, rkeys.holds]);
     assert.deepEqual(calls.rwDowngrade.keys, [

@@ -5,6 +5,11 @@
 -- KEYS[2] the fencing counter of the lock (never expires, so tokens only grow)
 -- KEYS[3] the queue: a list of waiter entries, oldest first (see arrival-queue.lua)
 -- KEYS[4] the waiting: a hash, queued token -> its current deadline ms (server time)
+-- KEYS[5] the lock's MultiMutex reservation (reservation.lua): while a MultiMutex waiter reserved
+--         a free lock, nobody else takes it: the caller queues (or, with ARGV[3] 0, is refused) and
+--         waits at most the reservation's time left; nobody queued is handed it here (the
+--         reserver's release hands it on). Read only when the lock is free and its value does not
+--         say "queue known empty" (a reservation marks it: multi-acquire.lua).
 -- ARGV[1] the owner token of this acquisition (the same for every attempt of one acquire call)
 -- ARGV[2] the lease TTL in milliseconds
 -- ARGV[3] how long this waiter's queue place lives without being renewed, in ms; 0 for a single try
@@ -40,15 +45,32 @@
 -- #include take-free.lua
 local now_us, now = server_time()
 local holder, released = decode_holder(redis.call('get', KEYS[1]))
-if not holder and ARGV[5] ~= '1' then
-  local queue_expiry = released and released.queue_expiry or 1
-  if queue_expiry == 0 or ARGV[6] == '1' then
-    return take_free(KEYS[1], KEYS[2], 1, released, queue_expiry, ARGV[1], tonumber(ARGV[2]), ARGV[7] or '', now_us, now)
-  end
+local queue_expiry = released and released.queue_expiry or 1
+if not holder and ARGV[5] ~= '1' and queue_expiry == 0 then
+  return take_free(KEYS[1], KEYS[2], 1, released, queue_expiry, ARGV[1], tonumber(ARGV[2]), ARGV[7] or '', now_us, now)
+end
+-- A free lock not known to have nobody behind: is it reserved (-2: no)?
+local reserved_left = -2
+if not holder and KEYS[5] then reserved_left = redis.call('pttl', KEYS[5]) end
+if not holder and ARGV[5] ~= '1' and ARGV[6] == '1' and reserved_left == -2 then
+  return take_free(KEYS[1], KEYS[2], 1, released, queue_expiry, ARGV[1], tonumber(ARGV[2]), ARGV[7] or '', now_us, now)
 end
 -- #include arrival-queue.lua
 -- #include notify.lua
 -- #include grant-waiter.lua
 -- #include acquire-or-queue.lua
 local lock = hand_off_lock(KEYS[1], KEYS[2], arrival_queue(KEYS[3], KEYS[4]), 1)
+if reserved_left ~= -2 then
+  -- Reserved: queue (or renew the place), as behind a holder whose time left is the reservation's.
+  local lifetime = tonumber(ARGV[3])
+  if lifetime > 0 then
+    local arrival = tonumber(ARGV[8] or '0')
+    if arrival <= 0 or arrival > now then arrival = now end
+    lock.queue:join(ARGV[1], now + lifetime, tonumber(ARGV[2]), ARGV[4], ARGV[7] or '', arrival)
+    for _, key in ipairs({KEYS[3], KEYS[4]}) do
+      if redis.call('pttl', key) < 2 * lifetime then redis.call('pexpire', key, 2 * lifetime) end
+    end
+  end
+  return {0, math.max(0, reserved_left), now}
+end
 return acquire_or_queue(lock, holder, released, ARGV, ARGV[7] or '', now_us, now, tonumber(ARGV[8] or '0'))

@@ -9,6 +9,11 @@
 --         which also marks the holder's queue as not known to be empty, so this release takes the
 --         slow path): a release that leaves the lock free publishes "token:free" to each (absent:
 --         nobody is woken)
+-- KEYS[6] the name's MultiMutex reservation (reservation.lua; absent: none is read). While a
+--         MultiMutex waiter reserved the lock, its holder's release frees it for that waiter and
+--         wakes it ("token:free" on its channel), handing it to no queued waiter, and a waiter
+--         leaving the queue hands a free lock to nobody (multi-acquire.lua, starvation mode). A
+--         reserved lock's holder never has "queue known empty": the fast path never reads this.
 -- ARGV[1] the token that releases the lock, or whose queue entry is removed
 -- ARGV[2] '1' to skip a waiter whose hand-off PUBLISH reached nobody (its process is gone; Mutex),
 --         '0' to hand it the lock anyway (FairMutex: its place is kept even while its subscriber
@@ -52,6 +57,24 @@ end
 -- #include notify.lua
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
+-- #include reservation.lua
+local reservation = KEYS[6] and not (holder and holder.token ~= ARGV[1]) and read_reservation(KEYS[6])
+if reservation then
+  if holder then
+    free_holder(KEYS[1], KEYS[2], holder, math.max(1, holder.queue_expiry))
+    notify(reservation.channel, reservation.token .. ':free')
+    local multi = redis.call('hgetall', KEYS[5])
+    for i = 1, #multi, 2 do
+      if multi[i] ~= reservation.token then notify(multi[i + 1], multi[i] .. ':free') end
+    end
+    return 1
+  end
+  -- Free and reserved: a waiter leaves the queue, and nobody is handed the lock (release_or_leave's
+  -- reply for a token that does not hold it).
+  local queue = arrival_queue(KEYS[3], KEYS[4])
+  if not queue:leave(ARGV[1]) and released and released.prev == ARGV[1] then return 1 end
+  return 0
+end
 local queue = arrival_queue(KEYS[3], KEYS[4], tonumber(ARGV[3] or '0'), ARGV[4] == '1')
 local lock = hand_off_lock(KEYS[1], KEYS[2], queue, 1)
 local reply, freed = release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')
