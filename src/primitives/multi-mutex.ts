@@ -151,8 +151,11 @@ export class MultiMutex extends ScriptedLock<MultiMutexOptions, MultiMutexState>
         if (arrivalMs === 0) arrivalMs = result.serverTimeMs;
         const bound = result.waitBoundMs;
         // Not yet due: ask again when it is (1 ms past, for TIME's truncation), to reserve. Due: a
-        // reservation it may hold is renewed by the next attempt, before it lapses.
-        const dueInMs = arrivalMs + options.handOffAfterMs - result.serverTimeMs;
+        // reservation it may hold is renewed by the next attempt, before it lapses. One with a retry
+        // delay asks at its own pace, and counts its attempts (as a Mutex waiter does).
+        const dueInMs = Number.isFinite(options.retryDelayMs)
+          ? 0
+          : arrivalMs + options.handOffAfterMs - result.serverTimeMs;
         const renewInMs = Math.min(entryTtlMs / 2, dueInMs > 0 ? dueInMs + 1 : reservationTtlMs / 2);
         return {
           acquired: false,

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { MultiMutex, Mutex } from '../../src/index.js';
+import { MultiMutex, Mutex, TooManyAttemptsError } from '../../src/index.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { ioredisKind } from '../fixtures/clients.js';
 import { commandCalls, resetStats } from '../fixtures/commandstats.js';
@@ -216,6 +216,20 @@ describe('MultiMutex wait bound (ioredis)', () => {
     const lateLease = await lateWaiting;
     assert.ok(lateLease.fencingToken > (lease.fencingTokens[b] as number), 'the Mutex waiter after it');
     await lateLease.release();
+  });
+
+  test('a waiter with a retry delay asks at its own pace and counts its attempts: no wake of its own when due', async () => {
+    // Found under load in CI: a MultiMutex call with retries 2 made 4 attempts, one of them its
+    // wake to reserve once due. Due after 1 ms here, it would wake before every 10 ms retry.
+    const [a, b] = [name(), name()];
+    const held = await new MultiMutex(redis.a.client, [a, b]).acquire();
+    const waiter = new MultiMutex(redis.b.client, [a, b], { handOffAfterMs: 1 });
+    await assert.rejects(waiter.acquire({ retries: 2, retryDelayMs: 10 }), (e: unknown) => {
+      assert.ok(e instanceof TooManyAttemptsError);
+      assert.equal(e.attempts, 3);
+      return true;
+    });
+    await held.release();
   });
 
   test('an uncontended cycle sends what it did before: one script call each way, no reservation read', async () => {
