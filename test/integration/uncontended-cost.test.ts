@@ -40,10 +40,12 @@ describe(`uncontended cycles pay only for what is used (${kind.name})`, () => {
   ] as const) {
     test(`${label}: 8 commands once a release left the lock free, and no read of the counter or the queue`, async () => {
       const lock = make(name());
-      // The first cycle on a name knows nothing of its queue: it reads the counter (and a
-      // FairMutex the queue) once.
+      // The first cycle on a name knows nothing of its queue: it reads the counter once, and a
+      // FairMutex the queue (found empty, so its release has nothing to look at), a Mutex's
+      // release the name's MultiMutex reservation (none).
       const first = await measure(cycleOf(lock));
-      assert.equal(first.get, 3, `the first cycle reads the counter: ${JSON.stringify(first)}`);
+      const gets = label === 'Mutex' ? 4 : 3;
+      assert.equal(first.get, gets, `the first cycle reads the counter: ${JSON.stringify(first)}`);
       assert.deepEqual(await measure(cycleOf(lock)), hot);
       assert.ok(await lockKeyIsFree(redis.a, lock.keys.lock));
       assert.equal((await lock.inspect()).remainingTtlMs, undefined, 'a free lock has no lease time left');
