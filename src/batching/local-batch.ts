@@ -25,6 +25,13 @@ export interface BatchBackend extends LockBackend {
    * lock: a grant from Redis proves any run still here gone).
    */
   readonly runs?: number;
+  /**
+   * Whether a caller of this process that must go first waits outside the batch now (a
+   * read-write lock's writer, behind this process's readers): runs pass on no more, each ends at
+   * its holder's release, and the callers queued here ask Redis, whose queue puts them behind it.
+   * Absent: never.
+   */
+  readonly yieldsNow?: () => boolean;
 }
 
 /** How long one run may go on: holds in a row, and milliseconds since its grant from Redis. */
@@ -475,12 +482,13 @@ export class LocalBatch {
 
   /**
    * Passes `run` to the first waiter when the run may go on: someone waits, the run has holds left
-   * and Redis did not say it is lost, and the lease has validity left. Without reserved tokens or
+   * and Redis did not say it is lost, the lease has validity left, and nobody of this process that
+   * must go first waits (`BatchBackend.yieldsNow`). Without reserved tokens or
    * with less than half a TTL left, one extension renews it and reserves the rest first.
    */
   private passOn(run: Run): boolean {
     const waiter = this.waiters[0];
-    if (!waiter || run.lost || run.holds >= run.bounds.holds) return false;
+    if (!waiter || run.lost || run.holds >= run.bounds.holds || this.backend.yieldsNow?.()) return false;
     if (run.clock.now() - run.startedAt >= run.bounds.ms) return false;
     const left = run.validityLeftMs();
     if (left <= 0) return false;
