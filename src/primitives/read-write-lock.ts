@@ -1,12 +1,26 @@
 import type { RedisClient } from '../adapters/client-types.js';
+import { BatchJoin, type Joined } from '../batching/batch-join.js';
+import {
+  defaultLocalBatchOptions,
+  type LocalBatchOptions,
+  localBatchChecks,
+} from '../batching/batch-options.js';
+import type { BatchBackend, LocalBatch } from '../batching/local-batch.js';
 import { WouldDeadlockError } from '../errors.js';
 import { inspectCustom } from '../inspect.js';
 import type { Lease } from '../lease/lease.js';
 import { holdInContext, LockOwner, runAsOwner } from '../lock-owner.js';
-import type { AcquireOptions, EffectiveOptions, TryAcquireOptions } from '../options.js';
+import {
+  type AcquireOptions,
+  type Checks,
+  type EffectiveOptions,
+  resolveOptions,
+  type TryAcquireOptions,
+} from '../options.js';
+import type { GrantPath, Plan } from '../plan.js';
 import { type ReadWriteLockState, rwDowngrade } from '../protocol/read-write-lock.js';
 import { checkFunction } from '../validation.js';
-import { type FairLockOptions, resolveFairLockOptions } from './fair-mutex.js';
+import { defaultFairLockOptions, type FairLockOptions, fairLockChecks } from './fair-mutex.js';
 import type { LockedWork } from './lock-shell.js';
 import { PermitLock } from './permit-lock.js';
 
@@ -15,6 +29,46 @@ import { PermitLock } from './permit-lock.js';
  * therefore unlimited in practice (2^31 − 1 at once).
  */
 const ALL_PERMITS = 2_147_483_647;
+
+/**
+ * How a ReadWriteLock behaves: the FairMutex's options, plus how long its process may pass a read
+ * hold among its own readers (`maxLocalHolds`, `maxLocalBatchMs`: the read side's batch).
+ */
+export interface ReadWriteLockOptions extends FairLockOptions, LocalBatchOptions {}
+
+/** A ReadWriteLock's defaults. */
+export const defaultReadWriteLockOptions: Readonly<ReadWriteLockOptions> = Object.freeze({
+  ...defaultFairLockOptions,
+  ...defaultLocalBatchOptions,
+});
+
+const readWriteLockChecks: Checks<ReadWriteLockOptions> = { ...fairLockChecks, ...localBatchChecks };
+
+function resolveReadWriteLockOptions(options: unknown): Readonly<ReadWriteLockOptions> {
+  return resolveOptions(options, defaultReadWriteLockOptions, readWriteLockChecks);
+}
+
+/**
+ * How many writers of each lock wait now in this process, by client (context) and lock key: while
+ * one does, the read side's batch passes no read hold on (`BatchBackend.yieldsNow`).
+ */
+const waitingWriters = new WeakMap<object, Map<string, number>>();
+
+/** Counts a writer of `key` on `scope` as waiting; the returned callback counts it out. */
+function writerWaits(scope: object, key: string): () => void {
+  let byKey = waitingWriters.get(scope);
+  if (!byKey) {
+    byKey = new Map();
+    waitingWriters.set(scope, byKey);
+  }
+  const counts = byKey;
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+  return () => {
+    const left = (counts.get(key) ?? 1) - 1;
+    if (left > 0) counts.set(key, left);
+    else counts.delete(key);
+  };
+}
 
 /** Marks an async context as inside a `using()` of a read-write lock (either side). */
 const HELD = new LockOwner();
@@ -49,7 +103,7 @@ export class ReadWriteLock {
   private readonly reader: ReadLock;
   private readonly writer: WriteLock;
 
-  constructor(client: RedisClient, name: string, options?: Partial<FairLockOptions>) {
+  constructor(client: RedisClient, name: string, options?: Partial<ReadWriteLockOptions>) {
     this.reader = new ReadLock(client, name, options);
     this.writer = new WriteLock(client, name, options);
   }
@@ -91,12 +145,12 @@ export class ReadWriteLock {
 }
 
 /** What one side of a read-write lock shares with the other: the permits, the state, the guard. */
-abstract class ReadWriteSide extends PermitLock<FairLockOptions, ReadWriteLockState> {
+abstract class ReadWriteSide extends PermitLock<ReadWriteLockOptions, ReadWriteLockState> {
   /** Which side this is, in messages and in the async context. */
   protected abstract readonly side: 'read' | 'write';
 
   constructor(client: RedisClient, name: string, options: unknown) {
-    super(client, name, options, resolveFairLockOptions);
+    super(client, name, options, resolveReadWriteLockOptions);
   }
 
   override async acquire(options?: AcquireOptions): Promise<Lease> {
@@ -157,9 +211,40 @@ abstract class ReadWriteSide extends PermitLock<FairLockOptions, ReadWriteLockSt
   }
 }
 
-/** The shared side of a `ReadWriteLock`. */
+/**
+ * The shared side of a `ReadWriteLock`. A waiting reader joins its process's batch, the
+ * Semaphore's: a read hold in Redis passes from one reader of the process to the next, up to the
+ * bounds (`maxLocalHolds`, `maxLocalBatchMs`), each with a lease and fencing token of its own; the
+ * process holds as many read holds at once as it has readers at once (runs unlimited), asking Redis
+ * for one more at a time. While a writer of the process waits, no hold is passed on.
+ */
 export class ReadLock extends ReadWriteSide {
   protected readonly side = 'read';
+
+  /** @internal What this process's readers' batch calls back into: a run per read hold. */
+  private readonly batchBackend: BatchBackend = {
+    ...this.backend,
+    reserveFences: (token, ttlMs, count) => this.reserveFences(token, ttlMs, count),
+    runs: ALL_PERMITS,
+    yieldsNow: () => (waitingWriters.get(this.context)?.get(this.keys.lock) ?? 0) > 0,
+  };
+
+  /** How its calls join their process's batch; its name among its client's: the lock's read side. */
+  private readonly batching = new BatchJoin<ReadWriteLockOptions>(
+    this.context,
+    `${this.keys.lock} read`,
+    this.batchBackend,
+  );
+
+  /** @internal A waiting read joins its process's batch unless it counts its attempts. */
+  protected override localBatch(plan: Plan<ReadWriteLockOptions>, path: GrantPath): Joined | undefined {
+    return this.batching.join(plan, path);
+  }
+
+  /** @internal */
+  protected override existingBatch(): LocalBatch | undefined {
+    return this.batching.existing();
+  }
 
   /** @internal A reader takes one permit. */
   protected permitsOf(): number {
@@ -171,8 +256,21 @@ export class ReadLock extends ReadWriteSide {
 export class WriteLock extends ReadWriteSide {
   protected readonly side = 'write';
 
+  /**
+   * Waits for the write lock. While it waits, this process's readers pass no read hold on: their
+   * holds end at their holders' releases, and its readers ask Redis, which queues them behind it.
+   */
+  override async acquire(options?: AcquireOptions): Promise<Lease> {
+    const done = writerWaits(this.context, this.keys.lock);
+    try {
+      return await super.acquire(options);
+    } finally {
+      done();
+    }
+  }
+
   /** @internal A writer takes every permit. */
-  protected permitsOf(_options: EffectiveOptions<FairLockOptions>): number {
+  protected permitsOf(_options: EffectiveOptions<ReadWriteLockOptions>): number {
     return ALL_PERMITS;
   }
 
