@@ -1,0 +1,165 @@
+/**
+ * A ReadWriteLock's readers in one process reuse the read holds it has in Redis (the Semaphore's
+ * batch, src/batching/local-batch.ts, a run per read hold): 20 readers of one process hold together
+ * and cost under one Redis call per acquisition; across two clients, at most one writer and never a
+ * writer with readers; a writer of the process gets in while its readers keep coming (no hold is
+ * passed on while it waits); another process's writer gets in within the bounds; a lost read hold
+ * revokes its local holder; each holder has its own fencing token. Counts and order, not timings.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { type Lease, LockLostError, ReadWriteLock } from '../../src/index.js';
+import { clientKinds } from '../fixtures/clients.js';
+import { resetStats, scriptCalls } from '../fixtures/commandstats.js';
+import { assertFencing, contend, type Hold, permitPttl } from '../fixtures/contend.js';
+import { abortedWith, nameMaker, redisForSuite, until } from '../fixtures/helpers.js';
+
+const name = nameMaker('rw-batch');
+/** Runs bounded by holds alone: a busy machine must not end them early by time. */
+const untimed = { maxLocalBatchMs: 60_000 };
+const kind = clientKinds[0] as (typeof clientKinds)[number];
+
+/** Readers of one process cycling until `stop()`: how many reads each granted, in grant order. */
+function readerStream(rw: ReadWriteLock, loops: number) {
+  let stopped = false;
+  let reads = 0;
+  const done = Promise.all(
+    Array.from({ length: loops }, async () => {
+      while (!stopped) {
+        const lease = await rw.readLock().acquire();
+        reads += 1;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        assert.equal(await lease.release(), true);
+      }
+    }),
+  );
+  return {
+    get reads() {
+      return reads;
+    },
+    stop: () => {
+      stopped = true;
+      return done;
+    },
+  };
+}
+
+describe(`a ReadWriteLock's readers in one process reuse its read holds (${kind.name})`, () => {
+  const redis = redisForSuite(kind);
+
+  test('one process, 20 readers: they hold together, under one Redis call per acquisition', async () => {
+    const rw = new ReadWriteLock(redis.a.client, name(), untimed);
+    await resetStats(redis.server);
+    const { holds, peak } = await contend(() => rw.readLock(), 20, 10, Number.MAX_SAFE_INTEGER);
+    const scripts = await scriptCalls(redis.server);
+    assert.equal(holds.length, 200);
+    assert.ok(peak > 1, 'readers of one process hold at once');
+    assertFencing(holds);
+    assert.ok(new Set(holds.map((hold) => hold.token)).size < 200, 'read holds were passed on');
+    assert.ok(scripts < 200, `${scripts} script calls for 200 acquisitions`);
+  });
+
+  test('two clients, readers and writers: at most one writer, never a writer with readers, each its own fencing token', async () => {
+    const lockName = name();
+    const a = new ReadWriteLock(redis.a.client, lockName, { maxLocalHolds: 4 });
+    const b = new ReadWriteLock(redis.b.client, lockName, { maxLocalHolds: 4 });
+    let readers = 0;
+    let writers = 0;
+    const holds: Hold[] = [];
+    await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const rw = i % 2 === 0 ? a : b;
+        for (let round = 0; round < 8; round += 1) {
+          const write = (i + round) % 5 === 0;
+          const lease = await (write ? rw.writeLock() : rw.readLock()).acquire();
+          if (write) {
+            assert.equal(readers + writers, 0, `a writer with ${readers} readers and ${writers} writers`);
+            writers += 1;
+          } else {
+            assert.equal(writers, 0, 'a reader with a writer');
+            readers += 1;
+          }
+          holds.push({ token: lease.token, fencingToken: lease.fencingToken });
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (write) writers -= 1;
+          else readers -= 1;
+          assert.equal(await lease.release(), true);
+        }
+      }),
+    );
+    assert.equal(holds.length, 96);
+    assertFencing(holds);
+  });
+
+  test('a writer of the process gets in while its readers keep coming: no read hold is passed on while it waits', async () => {
+    // Bounds no run would reach: only the waiting writer ends the readers' runs.
+    const rw = new ReadWriteLock(redis.a.client, name(), { ...untimed, maxLocalHolds: 1_000_000 });
+    const stream = readerStream(rw, 4);
+    await until(() => stream.reads >= 50, 'the readers pass their holds on');
+    const before = stream.reads;
+    const writer = await rw.writeLock().acquire();
+    const during = stream.reads - before;
+    assert.equal((await rw.inspect()).readers, 0, 'no reader holds beside the writer');
+    await writer.release();
+    const after = stream.reads;
+    await until(() => stream.reads > after, 'the readers go on after the writer');
+    await stream.stop();
+    // Each of the four readers may finish the hold it had, and one asking Redis may get in ahead.
+    assert.ok(during <= 8, `${during} reads granted while the writer waited`);
+  });
+
+  test("another process's writer gets in once the runs reach their bounds", async () => {
+    const lockName = name();
+    const maxLocalHolds = 5;
+    const rw = new ReadWriteLock(redis.a.client, lockName, { ...untimed, maxLocalHolds });
+    const other = new ReadWriteLock(redis.b.client, lockName);
+    const stream = readerStream(rw, 4);
+    await until(() => stream.reads >= 50, 'the readers pass their holds on');
+    const before = stream.reads;
+    const writer = await other.writeLock().acquire();
+    const during = stream.reads - before;
+    assert.equal((await rw.inspect()).readers, 0, 'no reader holds beside the writer');
+    await writer.release();
+    await stream.stop();
+    // Each of the (at most four) runs goes on to its bound; readers asking Redis after the writer
+    // queued wait behind it. Twice that, for runs begun while its request was on its way.
+    assert.ok(during <= 2 * 4 * maxLocalHolds, `${during} reads granted while the writer waited`);
+  });
+
+  test("a read hold lost in Redis revokes its local holder's lease; each holder has its own fencing token and validity within the hold", async () => {
+    const lockName = name();
+    const rw = new ReadWriteLock(redis.a.client, lockName, { ttlMs: 900, ...untimed });
+    const other = new ReadWriteLock(redis.b.client, lockName);
+    const first = await rw.readLock().acquire();
+    // A writer of another process queues; this process's next reader asks Redis and queues behind
+    // it; the reader after that waits in the process, for the hold `first` passes on.
+    const writing = other.writeLock().acquire();
+    await until(async () => (await rw.inspect()).queueLength === 1, 'the writer queued');
+    const asking = rw.readLock().acquire();
+    await until(async () => (await rw.inspect()).queueLength === 2, 'the asking reader queued behind it');
+    const waiting = rw.readLock().acquire();
+    await first.release();
+    const passed = await waiting;
+    assert.equal(passed.token, first.token, 'passed on in the process');
+    assert.ok(passed.fencingToken > first.fencingToken);
+    const pttl = await permitPttl(redis.a.command, rw.readLock().keys.lock, passed.token);
+    assert.ok(
+      passed.remainingMs > 0 && passed.remainingMs <= pttl,
+      `validity ${passed.remainingMs} ms, ${pttl} ms in Redis`,
+    );
+    const lost = abortedWith(passed.signal);
+    // Someone removes that hold (an operator's `release --force`): the watchdog finds it gone.
+    const members = (await redis.a.command('ZRANGE', rw.readLock().keys.lock, '0', '-1')) as string[];
+    const member = members.find((m) => m.endsWith(passed.token)) as string;
+    assert.equal(await redis.a.command('ZREM', rw.readLock().keys.lock, member), 1);
+    assert.ok((await lost) instanceof LockLostError);
+    assert.equal(await passed.release(), false);
+    const writer = await writing;
+    assert.ok(writer.fencingToken > passed.fencingToken);
+    await writer.release();
+    const next: Lease = await asking;
+    assert.notEqual(next.token, first.token, 'a read hold of its own from Redis');
+    assert.ok(next.fencingToken > writer.fencingToken);
+    await next.release();
+  });
+});
