@@ -27,11 +27,26 @@ export interface BatchBackend extends LockBackend {
   readonly runs?: number;
   /**
    * Whether a caller of this process that must go first waits outside the batch now (a
-   * read-write lock's writer, behind this process's readers): runs pass on no more, each ends at
-   * its holder's release, and the callers queued here ask Redis, whose queue puts them behind it.
-   * Absent: never.
+   * read-write lock's writer, behind this process's readers): `SharedHolds` lets nobody join the
+   * process's hold then, so it ends when its holders are done, and the callers after ask Redis,
+   * whose queue puts them behind the writer. Absent: never.
    */
   readonly yieldsNow?: () => boolean;
+}
+
+/**
+ * What the lock shell asks of its process's batch of a lock's callers: a `LocalBatch` (callers take
+ * turns) or `SharedHolds` (callers hold together: a read-write lock's readers).
+ */
+export interface ProcessBatch {
+  /** The batch as the lease source of calls bounded by `bounds`, whose leases `makeLease` makes. */
+  leases<H extends LocalHolder>(bounds: BatchBounds, makeLease: LeaseMaker<H>): LeaseSource<H>;
+  /** Callers of this process hold every permit it may: a try from it would not get one. */
+  readonly heldHere: boolean;
+  /** `token` was released from outside its leases (`releaseToken`): its holders lose it now. */
+  forget(token: string): void;
+  /** `token` is being extended from outside its leases (`extendToken`); the callback takes the reply. */
+  extendedFromOutside(token: string, ttlMs: number): ((extended: boolean) => void) | undefined;
 }
 
 /** How long one run may go on: holds in a row, and milliseconds since its grant from Redis. */
@@ -218,7 +233,7 @@ export function existingLocalBatch(scope: object, key: string): LocalBatch | und
  * extension reserves the rest of the run's tokens and renews the lease first (one round trip per
  * run, usually). A run whose lease is lost ends at once, and the next caller asks Redis.
  */
-export class LocalBatch {
+export class LocalBatch implements ProcessBatch {
   /** The runs in progress: at most one per permit the process may hold (`capacity`). */
   private readonly runs = new Set<Run>();
   /** How many runs it may have at once (`BatchBackend.runs`). */
@@ -482,13 +497,12 @@ export class LocalBatch {
 
   /**
    * Passes `run` to the first waiter when the run may go on: someone waits, the run has holds left
-   * and Redis did not say it is lost, the lease has validity left, and nobody of this process that
-   * must go first waits (`BatchBackend.yieldsNow`). Without reserved tokens or
+   * and Redis did not say it is lost, and the lease has validity left. Without reserved tokens or
    * with less than half a TTL left, one extension renews it and reserves the rest first.
    */
   private passOn(run: Run): boolean {
     const waiter = this.waiters[0];
-    if (!waiter || run.lost || run.holds >= run.bounds.holds || this.backend.yieldsNow?.()) return false;
+    if (!waiter || run.lost || run.holds >= run.bounds.holds) return false;
     if (run.clock.now() - run.startedAt >= run.bounds.ms) return false;
     const left = run.validityLeftMs();
     if (left <= 0) return false;
@@ -631,7 +645,7 @@ export class LocalBatch {
 }
 
 /** A local waiter's timeout (it never asked Redis), reported as the waiting loop reports one. */
-function timeoutOf(plan: Plan): LockTimeoutError {
+export function timeoutOf(plan: Plan): LockTimeoutError {
   const { timeoutMs } = plan.options;
   emitLockEvent({ type: 'timed-out', lockName: plan.name, timeoutMs, attempts: 0 });
   return new LockTimeoutError(plan.name, timeoutMs, 0, { behindLocalHolder: true });

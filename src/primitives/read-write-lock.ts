@@ -1,11 +1,12 @@
 import type { RedisClient } from '../adapters/client-types.js';
-import { BatchJoin, type Joined } from '../batching/batch-join.js';
 import {
+  batchBounds,
   defaultLocalBatchOptions,
   type LocalBatchOptions,
   localBatchChecks,
 } from '../batching/batch-options.js';
-import type { BatchBackend, LocalBatch } from '../batching/local-batch.js';
+import type { BatchBackend, BatchBounds, ProcessBatch } from '../batching/local-batch.js';
+import { existingSharedHolds, sharedHoldsFor } from '../batching/shared-holds.js';
 import { WouldDeadlockError } from '../errors.js';
 import { inspectCustom } from '../inspect.js';
 import type { Lease } from '../lease/lease.js';
@@ -212,38 +213,36 @@ abstract class ReadWriteSide extends PermitLock<ReadWriteLockOptions, ReadWriteL
 }
 
 /**
- * The shared side of a `ReadWriteLock`. A waiting reader joins its process's batch, the
- * Semaphore's: a read hold in Redis passes from one reader of the process to the next, up to the
- * bounds (`maxLocalHolds`, `maxLocalBatchMs`), each with a lease and fencing token of its own; the
- * process holds as many read holds at once as it has readers at once (runs unlimited), asking Redis
- * for one more at a time. While a writer of the process waits, no hold is passed on.
+ * The shared side of a `ReadWriteLock`. A waiting reader shares the read hold its process has in
+ * Redis with the process's other readers (`SharedHolds`): it joins it while the hold is within its
+ * bounds (`maxLocalHolds`, `maxLocalBatchMs`) and no writer of the process waits, with a lease and
+ * fencing token of its own; else it asks Redis for a hold, which the readers after it join.
  */
 export class ReadLock extends ReadWriteSide {
   protected readonly side = 'read';
 
-  /** @internal What this process's readers' batch calls back into: a run per read hold. */
+  /** @internal What this process's shared read holds call back into. */
   private readonly batchBackend: BatchBackend = {
     ...this.backend,
     reserveFences: (token, ttlMs, count) => this.reserveFences(token, ttlMs, count),
-    runs: ALL_PERMITS,
     yieldsNow: () => (waitingWriters.get(this.context)?.get(this.keys.lock) ?? 0) > 0,
   };
 
-  /** How its calls join their process's batch; its name among its client's: the lock's read side. */
-  private readonly batching = new BatchJoin<ReadWriteLockOptions>(
-    this.context,
-    `${this.keys.lock} read`,
-    this.batchBackend,
-  );
+  /** Its shared holds' name among its client's: the lock's read side. */
+  private readonly batchKey = `${this.keys.lock} read`;
 
-  /** @internal A waiting read joins its process's batch unless it counts its attempts. */
-  protected override localBatch(plan: Plan<ReadWriteLockOptions>, path: GrantPath): Joined | undefined {
-    return this.batching.join(plan, path);
+  /** @internal A waiting read shares its process's read hold unless it counts its attempts. */
+  protected override localBatch(
+    plan: Plan<ReadWriteLockOptions>,
+    path: GrantPath,
+  ): { batch: ProcessBatch; bounds: BatchBounds } | undefined {
+    const bounds = batchBounds(plan.options);
+    return bounds && { batch: sharedHoldsFor(this.context, this.batchKey, this.batchBackend, path), bounds };
   }
 
   /** @internal */
-  protected override existingBatch(): LocalBatch | undefined {
-    return this.batching.existing();
+  protected override existingBatch(): ProcessBatch | undefined {
+    return existingSharedHolds(this.context, this.batchKey);
   }
 
   /** @internal A reader takes one permit. */
