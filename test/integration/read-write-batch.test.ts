@@ -126,40 +126,45 @@ describe(`a ReadWriteLock's readers in one process reuse its read holds (${kind.
     assert.ok(during <= 2 * 4 * maxLocalHolds, `${during} reads granted while the writer waited`);
   });
 
-  test("a read hold lost in Redis revokes its local holder's lease; each holder has its own fencing token and validity within the hold", async () => {
+  test('readers of one process hold one read hold at once, each its own fencing token and validity within it; its loss revokes them all', async () => {
     const lockName = name();
     const rw = new ReadWriteLock(redis.a.client, lockName, { ttlMs: 900, ...untimed });
     const other = new ReadWriteLock(redis.b.client, lockName);
     const first = await rw.readLock().acquire();
-    // A writer of another process queues; this process's next reader asks Redis and queues behind
-    // it; the reader after that waits in the process, for the hold `first` passes on.
-    const writing = other.writeLock().acquire();
-    await until(async () => (await rw.inspect()).queueLength === 1, 'the writer queued');
-    const asking = rw.readLock().acquire();
-    await until(async () => (await rw.inspect()).queueLength === 2, 'the asking reader queued behind it');
-    const waiting = rw.readLock().acquire();
-    await first.release();
-    const passed = await waiting;
-    assert.equal(passed.token, first.token, 'passed on in the process');
-    assert.ok(passed.fencingToken > first.fencingToken);
-    const pttl = await permitPttl(redis.a.command, rw.readLock().keys.lock, passed.token);
+    const second = await rw.readLock().acquire();
+    assert.equal(second.token, first.token, 'the second reader joined the hold');
+    assert.equal((await rw.inspect()).readers, 1, 'one read hold in Redis for both');
+    assert.ok(second.fencingToken > first.fencingToken);
+    const theirs = await other.readLock().acquire();
+    const third = await rw.readLock().acquire();
+    assert.equal(third.token, first.token);
+    assert.ok(third.fencingToken > second.fencingToken, 'rising along the hold');
+    assert.notEqual(third.fencingToken, theirs.fencingToken);
+    const pttl = await permitPttl(redis.a.command, rw.readLock().keys.lock, third.token);
     assert.ok(
-      passed.remainingMs > 0 && passed.remainingMs <= pttl,
-      `validity ${passed.remainingMs} ms, ${pttl} ms in Redis`,
+      third.remainingMs > 0 && third.remainingMs <= pttl,
+      `validity ${third.remainingMs} ms, ${pttl} ms in Redis`,
     );
-    const lost = abortedWith(passed.signal);
-    // Someone removes that hold (an operator's `release --force`): the watchdog finds it gone.
+    // Someone removes the hold (an operator's `release --force`): the first watchdog to extend finds it gone.
+    const lost = [first, second, third].map((lease) => abortedWith(lease.signal));
     const members = (await redis.a.command('ZRANGE', rw.readLock().keys.lock, '0', '-1')) as string[];
-    const member = members.find((m) => m.endsWith(passed.token)) as string;
+    const member = members.find((m) => m.endsWith(first.token)) as string;
     assert.equal(await redis.a.command('ZREM', rw.readLock().keys.lock, member), 1);
-    assert.ok((await lost) instanceof LockLostError);
-    assert.equal(await passed.release(), false);
-    const writer = await writing;
-    assert.ok(writer.fencingToken > passed.fencingToken);
-    await writer.release();
-    const next: Lease = await asking;
+    for (const reason of await Promise.all(lost)) assert.ok(reason instanceof LockLostError);
+    for (const lease of [first, second, third]) assert.equal(await lease.release(), false);
+    const next: Lease = await rw.readLock().acquire();
     assert.notEqual(next.token, first.token, 'a read hold of its own from Redis');
-    assert.ok(next.fencingToken > writer.fencingToken);
     await next.release();
+    await theirs.release();
+  });
+
+  test('the last reader to leave releases the hold in Redis', async () => {
+    const rw = new ReadWriteLock(redis.a.client, name(), untimed);
+    const first = await rw.readLock().acquire();
+    const second = await rw.readLock().acquire();
+    assert.equal(await first.release(), true);
+    assert.equal((await rw.inspect()).readers, 1, 'still held for the second');
+    assert.equal(await second.release(), true);
+    assert.equal(await rw.readLock().isLocked(), false);
   });
 });
