@@ -190,6 +190,7 @@ export class SharedHolds implements ProcessBatch {
       return this.start(plan, await asking, bounds, makeLease);
     } finally {
       if (this.asking === settled) this.asking = undefined;
+      this.leaveTableIfIdle();
     }
   }
 
@@ -343,9 +344,17 @@ export class SharedHolds implements ProcessBatch {
     if (this.current === hold) this.current = undefined;
     const released = this.backend.release(hold.token);
     this.alive.delete(hold);
-    // Idle: it leaves its scope's table (a process touching many names keeps nothing per name).
-    if (this.alive.size === 0 && this.byKey.get(this.key) === this) this.byKey.delete(this.key);
+    this.leaveTableIfIdle();
     return hold.lost ? released.then(() => false) : released;
+  }
+
+  /**
+   * Idle (no hold alive, nobody asking Redis): it leaves its scope's table, so a process touching
+   * many names keeps nothing per name, and the next caller makes a new one.
+   */
+  private leaveTableIfIdle(): void {
+    if (this.alive.size > 0 || this.asking) return;
+    if (this.byKey.get(this.key) === this) this.byKey.delete(this.key);
   }
 
   /** Nobody joins `hold` any more; it ends when its holders are done. */
