@@ -65,3 +65,27 @@ export function readWriteRoles(lib: Library, clients: Clients, key: string, cell
     },
   };
 }
+
+/** How many of the read-mostly cell's acquisitions read. */
+export const READ_SHARE = 0.9;
+
+/**
+ * A bench client of a ReadWriteLock where each acquisition reads with probability `READ_SHARE` and
+ * writes otherwise (issue 37: P processes × C loops, 90% reads). Its holders overlap by design:
+ * the cell counts no overlap (the contract, its tests and the fault suite judge exclusion).
+ */
+export function readMostly(
+  lib: Library,
+  clients: Clients,
+  key: string,
+  cell: BenchCell<{ readonly maxLocalHolds?: number }>,
+): LockUnderTest {
+  const rw = new lib.ReadWriteLock(clients[cell.client], key, { ttlMs: TTL_MS, ...cell.variant?.options });
+  return {
+    async acquire() {
+      const side = Math.random() < READ_SHARE ? rw.readLock() : rw.writeLock();
+      const lease = await side.acquire();
+      return () => lease.release();
+    },
+  };
+}
