@@ -88,21 +88,20 @@ interface Anchor extends Instant {
 }
 
 /**
- * The lease this process holds in Redis, passed among its own callers in turn: one Redis token, and
- * the fencing tokens reserved for the holders after the first.
+ * A lease this process holds in Redis for its own callers (one Redis token), and the fencing tokens
+ * reserved for the holders after the first: a `Run` (callers in turn) or a shared hold (callers
+ * together, `SharedHolds`).
  */
-class Run {
-  /** Holds granted in this run so far (the Redis grant is the first). */
+export class ProcessLease {
+  /** Holds granted on it so far (the Redis grant is the first). */
   holds = 1;
   /** The next reserved fencing token and the last one (next > last: none left). */
   nextFence = 1;
   lastFence = 0;
   /** Redis said the token no longer holds the lock (an extension or a reservation found it gone). */
   lost = false;
-  /** The turn holding now (undefined while a reservation for the next is in flight). */
-  turn: Turn | undefined;
 
-  /** When the run began (its grant's send, monotonic): it passes on for at most `bounds.ms` after. */
+  /** When it began (its grant's send, monotonic): callers take it for at most `bounds.ms` after. */
   readonly startedAt: number;
 
   constructor(
@@ -121,6 +120,34 @@ class Run {
     const { ttlMs } = this.anchor;
     return ttlMs - driftMs(ttlMs, this.driftFactor) - elapsedSince(this.clock, this.anchor);
   }
+
+  /**
+   * One compare-and-extend to `ttlMs` that reserves `count` fencing tokens (`reserveFences`),
+   * bounded by a TTL too (a reply later than that could not renew anything): the highest reserved,
+   * 0 when the token no longer holds, or undefined when no reply came in time (or the call failed).
+   */
+  reserve(
+    backend: BatchBackend,
+    ttlMs: number,
+    replyTimeoutMs: number,
+    count: number,
+  ): Promise<number | undefined> {
+    const bound = {
+      name: this.name,
+      clock: this.clock,
+      replyTimeoutMs: Math.min(ttlMs, replyTimeoutMs),
+      disconnected: () => backend.disconnected(),
+    };
+    return boundedCall(bound, 'the reservation', backend.reserveFences(this.token, ttlMs, count)).catch(
+      () => undefined,
+    );
+  }
+}
+
+/** The lease this process holds in Redis, passed among its own callers in turn. */
+class Run extends ProcessLease {
+  /** The turn holding now (undefined while a reservation for the next is in flight). */
+  turn: Turn | undefined;
 }
 
 /**
@@ -197,11 +224,7 @@ export function localBatchFor(
   kept?: LocalBatch,
 ): LocalBatch {
   if (kept?.listed) return kept;
-  let byKey = batches.get(scope);
-  if (!byKey) {
-    byKey = new Map();
-    batches.set(scope, byKey);
-  }
+  const byKey = scopeTable(batches, scope);
   let batch = byKey.get(key);
   if (!batch) {
     batch = kept?.madeFor(byKey, key, backend) ? kept : new LocalBatch(backend, path, byKey, key);
@@ -209,6 +232,16 @@ export function localBatchFor(
     byKey.set(key, batch);
   }
   return batch;
+}
+
+/** `scope`'s table among `tables` (a process's batches of one client, by key), made on first use. */
+export function scopeTable<T>(tables: WeakMap<object, Map<string, T>>, scope: object): Map<string, T> {
+  let byKey = tables.get(scope);
+  if (!byKey) {
+    byKey = new Map();
+    tables.set(scope, byKey);
+  }
+  return byKey;
 }
 
 /** The batch of `key` among `scope`'s if there is one (a look that makes none). */
@@ -542,18 +575,8 @@ export class LocalBatch implements ProcessBatch {
     const { ttlMs, replyTimeoutMs } = waiter.plan.options;
     const count = run.bounds.holds - run.holds + 1;
     const sent = instantOf(run.clock);
-    // A reply later than a TTL could not renew anything: unanswered by then, the run ends.
-    const bound = {
-      name: run.name,
-      clock: run.clock,
-      replyTimeoutMs: Math.min(ttlMs, replyTimeoutMs),
-      disconnected: () => this.backend.disconnected(),
-    };
-    const lastFence = await boundedCall(
-      bound,
-      'the reservation',
-      this.backend.reserveFences(run.token, ttlMs, count),
-    ).catch(() => 0);
+    // Unanswered within a TTL, the run ends.
+    const lastFence = (await run.reserve(this.backend, ttlMs, replyTimeoutMs, count)) ?? 0;
     if (this.runs.has(run) && lastFence <= 0) {
       run.lost = true;
       this.runs.delete(run);

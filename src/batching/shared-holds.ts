@@ -1,5 +1,4 @@
-import { boundedCall } from '../bounded-call.js';
-import { type Clock, elapsedSince, type Instant, instantOf } from '../clock.js';
+import { instantOf } from '../clock.js';
 import { reportGiveBack } from '../give-back.js';
 import type { GrantPath, LeaseMaker, LeaseSource, LockBackend, Plan, Won } from '../plan.js';
 import { driftMs } from '../timing.js';
@@ -8,53 +7,25 @@ import {
   type BatchBounds,
   type LocalHolder,
   type ProcessBatch,
+  ProcessLease,
+  scopeTable,
   timeoutOf,
 } from './local-batch.js';
-
-/** When the process's hold in Redis was last known to start (its grant or an extension), for how long. */
-interface Anchor extends Instant {
-  readonly ttlMs: number;
-}
 
 /**
  * One hold the process has in Redis (one token: a read-write lock's read hold), held by any number
  * of its callers at once. It ends, released in Redis, when its last holder leaves.
  */
-class SharedHold {
+class SharedHold extends ProcessLease {
   readonly holders = new Set<Holder>();
   /** Callers joining it, waiting for a reservation: they keep it from ending. */
   joining = 0;
-  /** Holds granted on it so far (its grant from Redis is the first). */
-  holds = 1;
-  /** The next reserved fencing token and the last one (next > last: none left). */
-  nextFence = 1;
-  lastFence = 0;
   /** Nobody joins it any more (its bounds, a writer of the process waiting, a reservation failed). */
   closed = false;
-  /** Redis said its token no longer holds the lock. */
-  lost = false;
   /** Released in Redis (its last holder left). */
   released = false;
   /** The reservation in flight, which joiners wait for. */
   reserving: Promise<void> | undefined;
-  readonly startedAt: number;
-
-  constructor(
-    readonly name: string,
-    readonly token: string,
-    readonly bounds: BatchBounds,
-    readonly clock: Clock,
-    readonly driftFactor: number,
-    public anchor: Anchor,
-  ) {
-    this.startedAt = anchor.mono;
-  }
-
-  /** Validity left of the hold in Redis, as a lease granted at the anchor counts it. */
-  validityLeftMs(): number {
-    const { ttlMs } = this.anchor;
-    return ttlMs - driftMs(ttlMs, this.driftFactor) - elapsedSince(this.clock, this.anchor);
-  }
 
   /** Whether a caller with a lease of `ttlMs` may join it now. */
   open(ttlMs: number): boolean {
@@ -106,11 +77,7 @@ export function sharedHoldsFor(
   backend: BatchBackend,
   path: GrantPath,
 ): SharedHolds {
-  let byKey = tables.get(scope);
-  if (!byKey) {
-    byKey = new Map();
-    tables.set(scope, byKey);
-  }
+  const byKey = scopeTable(tables, scope);
   let shared = byKey.get(key);
   if (!shared) {
     shared = new SharedHolds(backend, path, byKey, key);
@@ -244,19 +211,8 @@ export class SharedHolds implements ProcessBatch {
     const { ttlMs, replyTimeoutMs } = plan.options;
     const count = Math.max(1, hold.bounds.holds - hold.holds);
     const sent = instantOf(hold.clock);
-    // A reply later than a TTL could not renew anything.
-    const bound = {
-      name: hold.name,
-      clock: hold.clock,
-      replyTimeoutMs: Math.min(ttlMs, replyTimeoutMs),
-      disconnected: () => this.backend.disconnected(),
-    };
     try {
-      const last = await boundedCall(
-        bound,
-        'the reservation',
-        this.backend.reserveFences(hold.token, ttlMs, count),
-      ).catch(() => undefined);
+      const last = await hold.reserve(this.backend, ttlMs, replyTimeoutMs, count);
       if (last === undefined) this.close(hold);
       else if (last <= 0) this.lose(hold);
       else if (!hold.lost) {
