@@ -122,6 +122,20 @@ export class ProcessLease {
   }
 
   /**
+   * An extension of its token to `ttlMs`, about to be sent: Redis may apply it before the reply, or
+   * without one reaching us, so one that buys less than is left counts from now, for the process
+   * and for `leases` (those not extending it themselves). Returns when it was sent.
+   */
+  extending(ttlMs: number, leases: Iterable<LocalHolder | undefined>): Anchor {
+    const sent = { ...instantOf(this.clock), ttlMs };
+    if (ttlMs - driftMs(ttlMs, this.driftFactor) < this.validityLeftMs()) {
+      this.anchor = sent;
+      for (const lease of leases) lease?.limitValidity(sent, ttlMs);
+    }
+    return sent;
+  }
+
+  /**
    * One compare-and-extend to `ttlMs` that reserves `count` fencing tokens (`reserveFences`),
    * bounded by a TTL too (a reply later than that could not renew anything): the highest reserved,
    * 0 when the token no longer holds, or undefined when no reply came in time (or the call failed).
@@ -175,10 +189,8 @@ class Turn implements LockBackend {
   async extend(token: string, ttlMs: number): Promise<boolean> {
     if (!this.current) return false;
     const { run } = this;
-    const sent = { ...instantOf(run.clock), ttlMs };
-    // Redis may apply it before the reply, or without one reaching us: one that buys less than is
-    // left counts from now, for whoever the run passes to meanwhile (as the lease counts its own).
-    if (ttlMs - driftMs(ttlMs, run.driftFactor) < run.validityLeftMs()) run.anchor = sent;
+    // For whoever the run passes to meanwhile (the lease counts its own).
+    const sent = run.extending(ttlMs, []);
     const extended = await this.backend.extend(token, ttlMs);
     if (extended) run.anchor = sent;
     else run.lost = true;
@@ -365,11 +377,7 @@ export class LocalBatch implements ProcessBatch {
   extendedFromOutside(token: string, ttlMs: number): ((extended: boolean) => void) | undefined {
     const run = this.runOf(token);
     if (!run) return undefined;
-    const sent = { ...instantOf(run.clock), ttlMs };
-    if (ttlMs - driftMs(ttlMs, run.driftFactor) < run.validityLeftMs()) {
-      run.anchor = sent;
-      run.turn?.lease?.limitValidity(sent, ttlMs);
-    }
+    const sent = run.extending(ttlMs, [run.turn?.lease]);
     return (extended) => {
       if (!this.runs.has(run)) return;
       if (extended) run.anchor = sent;

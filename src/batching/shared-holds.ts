@@ -1,7 +1,6 @@
 import { instantOf } from '../clock.js';
 import { reportGiveBack } from '../give-back.js';
 import type { GrantPath, LeaseMaker, LeaseSource, LockBackend, Plan, Won } from '../plan.js';
-import { driftMs } from '../timing.js';
 import {
   type BatchBackend,
   type BatchBounds,
@@ -264,13 +263,9 @@ export class SharedHolds implements ProcessBatch {
   async extend(holder: Holder, token: string, ttlMs: number): Promise<boolean> {
     const { hold } = holder;
     if (holder.left || hold.lost || hold.released) return false;
-    const sent = { ...instantOf(hold.clock), ttlMs };
-    // One that buys less than is left (a shorter `extend(ttlMs)`) may shorten the hold for everyone:
-    // nobody trusts more than it buys, from now on.
-    if (ttlMs - driftMs(ttlMs, hold.driftFactor) < hold.validityLeftMs()) {
-      hold.anchor = sent;
-      for (const other of hold.holders) if (other !== holder) other.lease?.limitValidity(sent, ttlMs);
-    }
+    // One that buys less than is left (a shorter `extend(ttlMs)`) may shorten the hold for everyone.
+    const others = [...hold.holders].filter((other) => other !== holder).map((other) => other.lease);
+    const sent = hold.extending(ttlMs, others);
     const extended = await this.backend.extend(token, ttlMs);
     if (!extended) this.lose(hold);
     else if (sent.mono >= hold.anchor.mono) hold.anchor = sent;
@@ -348,11 +343,10 @@ export class SharedHolds implements ProcessBatch {
   extendedFromOutside(token: string, ttlMs: number): ((extended: boolean) => void) | undefined {
     const hold = this.holdOf(token);
     if (!hold) return undefined;
-    const sent = { ...instantOf(hold.clock), ttlMs };
-    if (ttlMs - driftMs(ttlMs, hold.driftFactor) < hold.validityLeftMs()) {
-      hold.anchor = sent;
-      for (const holder of hold.holders) holder.lease?.limitValidity(sent, ttlMs);
-    }
+    const sent = hold.extending(
+      ttlMs,
+      [...hold.holders].map((holder) => holder.lease),
+    );
     return (extended) => {
       if (!extended) this.lose(hold);
       else if (!hold.lost && sent.mono >= hold.anchor.mono) hold.anchor = sent;
