@@ -169,4 +169,18 @@ describe(`a ReadWriteLock's readers in one process reuse its read holds (${kind.
     assert.equal(await second.release(), true);
     assert.equal(await rw.readLock().isLocked(), false);
   });
+  test('releaseToken() of a shared hold revokes every reader of it; a reader with another ttlMs holds apart', async () => {
+    const rw = new ReadWriteLock(redis.a.client, name(), untimed);
+    const first = await rw.readLock().acquire();
+    const second = await rw.readLock().acquire();
+    const apart = await rw.readLock().acquire({ ttlMs: 20_000 });
+    assert.equal(second.token, first.token);
+    assert.notEqual(apart.token, first.token, 'another TTL: a hold of its own');
+    assert.equal(await rw.readLock().releaseToken(first.token), true);
+    // At once, not at their next extension.
+    for (const lease of [first, second]) assert.ok(lease.signal.reason instanceof LockLostError);
+    assert.equal(apart.isHeld, true, 'the other hold is not touched');
+    assert.equal((await rw.inspect()).readers, 1);
+    await apart.release();
+  });
 });
