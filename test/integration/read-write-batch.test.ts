@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type Lease, LockLostError, ReadWriteLock } from '../../src/index.js';
+import { type Lease, LockLostError, LockTimeoutError, ReadWriteLock } from '../../src/index.js';
 import { clientKinds } from '../fixtures/clients.js';
 import { resetStats, scriptCalls } from '../fixtures/commandstats.js';
 import { assertFencing, contend, type Hold, permitPttl } from '../fixtures/contend.js';
@@ -182,5 +182,17 @@ describe(`a ReadWriteLock's readers in one process reuse its read holds (${kind.
     assert.equal(apart.isHeld, true, 'the other hold is not touched');
     assert.equal((await rw.inspect()).readers, 1);
     await apart.release();
+  });
+  test("a reader waiting for another reader's ask to Redis gives up at its own timeout", async () => {
+    const lockName = name();
+    const rw = new ReadWriteLock(redis.a.client, lockName, untimed);
+    const other = new ReadWriteLock(redis.b.client, lockName);
+    const writer = await other.writeLock().acquire();
+    const asking = rw.readLock().acquire();
+    await until(async () => (await rw.inspect()).queueLength === 1, 'the asking reader queued in Redis');
+    await assert.rejects(rw.readLock().acquire({ timeoutMs: 100 }), LockTimeoutError);
+    assert.equal((await rw.inspect()).queueLength, 1, 'it never queued in Redis');
+    await writer.release();
+    await (await asking).release();
   });
 });
