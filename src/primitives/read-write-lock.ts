@@ -5,7 +5,12 @@ import {
   type LocalBatchOptions,
   localBatchChecks,
 } from '../batching/batch-options.js';
-import type { BatchBackend, BatchBounds, ProcessBatch } from '../batching/local-batch.js';
+import {
+  type BatchBackend,
+  type BatchBounds,
+  type ProcessBatch,
+  scopeTable,
+} from '../batching/local-batch.js';
 import { existingSharedHolds, sharedHoldsFor } from '../batching/shared-holds.js';
 import { WouldDeadlockError } from '../errors.js';
 import { inspectCustom } from '../inspect.js';
@@ -32,8 +37,8 @@ import { PermitLock } from './permit-lock.js';
 const ALL_PERMITS = 2_147_483_647;
 
 /**
- * How a ReadWriteLock behaves: the FairMutex's options, plus how long its process may pass a read
- * hold among its own readers (`maxLocalHolds`, `maxLocalBatchMs`: the read side's batch).
+ * How a ReadWriteLock behaves: the FairMutex's options, plus how long its process's readers may go
+ * on joining its read hold in Redis (`maxLocalHolds`, `maxLocalBatchMs`: see `ReadLock`).
  */
 export interface ReadWriteLockOptions extends FairLockOptions, LocalBatchOptions {}
 
@@ -51,18 +56,13 @@ function resolveReadWriteLockOptions(options: unknown): Readonly<ReadWriteLockOp
 
 /**
  * How many writers of each lock wait now in this process, by client (context) and lock key: while
- * one does, the read side's batch passes no read hold on (`BatchBackend.yieldsNow`).
+ * one does, nobody joins the process's read hold (`BatchBackend.yieldsNow`).
  */
 const waitingWriters = new WeakMap<object, Map<string, number>>();
 
 /** Counts a writer of `key` on `scope` as waiting; the returned callback counts it out. */
 function writerWaits(scope: object, key: string): () => void {
-  let byKey = waitingWriters.get(scope);
-  if (!byKey) {
-    byKey = new Map();
-    waitingWriters.set(scope, byKey);
-  }
-  const counts = byKey;
+  const counts = scopeTable(waitingWriters, scope);
   counts.set(key, (counts.get(key) ?? 0) + 1);
   return () => {
     const left = (counts.get(key) ?? 1) - 1;
@@ -256,8 +256,8 @@ export class WriteLock extends ReadWriteSide {
   protected readonly side = 'write';
 
   /**
-   * Waits for the write lock. While it waits, this process's readers pass no read hold on: their
-   * holds end at their holders' releases, and its readers ask Redis, which queues them behind it.
+   * Waits for the write lock. While it waits, nobody joins this process's read hold: it ends when
+   * its readers are done, and the readers arriving meanwhile ask Redis, which queues them behind it.
    */
   override async acquire(options?: AcquireOptions): Promise<Lease> {
     const done = writerWaits(this.context, this.keys.lock);
