@@ -115,6 +115,21 @@ export class ProcessLease {
     this.startedAt = anchor.mono;
   }
 
+  /** The process's lease of `plan`'s grant from Redis (`won`), for callers within `bounds`. */
+  static granted<L extends ProcessLease>(
+    this: new (
+      ...args: ConstructorParameters<typeof ProcessLease>
+    ) => L,
+    plan: Plan,
+    won: Won,
+    bounds: BatchBounds,
+  ): L {
+    const { grant } = won;
+    const { clock, driftFactor, ttlMs } = plan.options;
+    const anchor = { mono: grant.sentAt, wall: grant.sentAtWall, ttlMs };
+    return new this(plan.name, plan.token, bounds, clock, driftFactor, anchor);
+  }
+
   /** Validity left of the process's Redis lease, as a lease granted at the anchor counts it. */
   validityLeftMs(): number {
     const { ttlMs } = this.anchor;
@@ -165,24 +180,48 @@ class Run extends ProcessLease {
 }
 
 /**
+ * One local holder's lease's view of its process's lease in Redis (the backend its lease is given):
+ * a `Turn` of a run, or a holder of a shared hold (`SharedHolds`).
+ */
+export abstract class HolderView implements LockBackend {
+  lease: LocalHolder | undefined;
+  /** It ended its process's lease with a release in Redis: a re-sent release goes there too. */
+  releasedInRedis = false;
+
+  constructor(protected readonly backend: BatchBackend) {}
+
+  /** Whether it holds through its process's lease still (else Redis is not asked). */
+  protected abstract get current(): boolean;
+  abstract extend(token: string, ttlMs: number): Promise<boolean>;
+  abstract release(token: string): Promise<boolean>;
+
+  isHeldBy(token: string): Promise<boolean> {
+    return this.current ? this.backend.isHeldBy(token) : Promise.resolve(false);
+  }
+
+  disconnected(): string | undefined {
+    return this.backend.disconnected();
+  }
+}
+
+/**
  * One local holder's lease's view of the run: what its extensions and its release do. Once it has
  * passed the run on (or released it), it holds nothing.
  */
-class Turn implements LockBackend {
+class Turn extends HolderView {
   done = false;
-  lease: LocalHolder | undefined;
   /** Its loss ends the run (watched once someone waits behind it). */
   watched = false;
-  /** It ended the run with a release in Redis: a re-sent release (after a failure) goes there too. */
-  releasedInRedis = false;
 
   constructor(
     private readonly batch: LocalBatch,
     readonly run: Run,
-    private readonly backend: BatchBackend,
-  ) {}
+    backend: BatchBackend,
+  ) {
+    super(backend);
+  }
 
-  private get current(): boolean {
+  protected get current(): boolean {
     return !this.done && this.run.turn === this && this.batch.holds(this.run);
   }
 
@@ -205,14 +244,6 @@ class Turn implements LockBackend {
     if (ended === 'passed') return Promise.resolve(true);
     this.releasedInRedis = true;
     return ended;
-  }
-
-  isHeldBy(token: string): Promise<boolean> {
-    return this.current ? this.backend.isHeldBy(token) : Promise.resolve(false);
-  }
-
-  disconnected(): string | undefined {
-    return this.backend.disconnected();
   }
 }
 
@@ -475,13 +506,10 @@ export class LocalBatch implements ProcessBatch {
     bounds: BatchBounds,
     makeLease: LeaseMaker<H>,
   ): H {
-    const { grant } = won;
-    const { clock, driftFactor, ttlMs } = plan.options;
-    const anchor = { mono: grant.sentAt, wall: grant.sentAtWall, ttlMs };
     // An exclusive lock's run still here is one whose lease Redis no longer holds (it expired
     // unreleased): this grant proves it, so it ends now. Another permit proves nothing of the others.
     if (this.capacity === 1) this.runs.clear();
-    const run = new Run(plan.name, plan.token, bounds, clock, driftFactor, anchor);
+    const run = Run.granted(plan, won, bounds);
     this.runs.add(run);
     return this.grantTurn(run, plan, won, makeLease);
   }

@@ -1,9 +1,10 @@
 import { instantOf } from '../clock.js';
 import { reportGiveBack } from '../give-back.js';
-import type { GrantPath, LeaseMaker, LeaseSource, LockBackend, Plan, Won } from '../plan.js';
+import type { GrantPath, LeaseMaker, LeaseSource, Plan, Won } from '../plan.js';
 import {
   type BatchBackend,
   type BatchBounds,
+  HolderView,
   type LocalHolder,
   type ProcessBatch,
   ProcessLease,
@@ -35,18 +36,21 @@ class SharedHold extends ProcessLease {
 }
 
 /** One local holder's lease's view of the shared hold: what its extensions and release do. */
-class Holder implements LockBackend {
-  lease: LocalHolder | undefined;
+class Holder extends HolderView {
   /** It left the hold (released, or its lease was lost). */
   left = false;
-  /** It was the last to leave: the hold's release in Redis was its own. */
-  releasedInRedis = false;
 
   constructor(
     private readonly shared: SharedHolds,
     readonly hold: SharedHold,
-    private readonly backend: BatchBackend,
-  ) {}
+    backend: BatchBackend,
+  ) {
+    super(backend);
+  }
+
+  protected get current(): boolean {
+    return !this.left && !this.hold.lost;
+  }
 
   extend(token: string, ttlMs: number): Promise<boolean> {
     return this.shared.extend(this, token, ttlMs);
@@ -55,14 +59,6 @@ class Holder implements LockBackend {
   release(token: string): Promise<boolean> {
     if (this.left) return this.releasedInRedis ? this.backend.release(token) : Promise.resolve(false);
     return this.shared.release(this);
-  }
-
-  isHeldBy(token: string): Promise<boolean> {
-    return this.left || this.hold.lost ? Promise.resolve(false) : this.backend.isHeldBy(token);
-  }
-
-  disconnected(): string | undefined {
-    return this.backend.disconnected();
   }
 }
 
@@ -231,10 +227,7 @@ export class SharedHolds implements ProcessBatch {
     bounds: BatchBounds,
     makeLease: LeaseMaker<H>,
   ): H {
-    const { grant } = won;
-    const { clock, driftFactor, ttlMs } = plan.options;
-    const anchor = { mono: grant.sentAt, wall: grant.sentAtWall, ttlMs };
-    const hold = new SharedHold(plan.name, plan.token, bounds, clock, driftFactor, anchor);
+    const hold = SharedHold.granted(plan, won, bounds);
     this.alive.add(hold);
     const current = this.current;
     if (current && !current.closed && current.open(current.anchor.ttlMs)) hold.closed = true;
