@@ -293,6 +293,7 @@ export const PXC_DEFAULT_IMPLS: ReadonlySet<string> = new Set([
   'locksmith-mutex-ioredis',
   'locksmith-mutex-ioredis-per-acquire',
   'locksmith-mutex-node-redis',
+  'locksmith-rw-read-mostly-ioredis',
   'redis-semaphore',
   'redis-semaphore-1ms',
   'redlock',

@@ -56,6 +56,8 @@ export interface BenchFacet<Variant extends object = object> {
   readonly limit?: number;
   readonly servers?: 3;
   readonly readWrite?: boolean;
+  /** As `ImplSpec`: it runs only in the P × C cells. */
+  readonly pxcOnly?: boolean;
   /** Whether a command sent is one try at the lock (absent: the lock counts its tries itself). */
   readonly isTry?: ImplSpec['isTry'];
   /** One bench client's lock on `key` in `cell`. */

@@ -70,7 +70,13 @@ export {
   type MultiMutexState,
 } from './primitives/multi-mutex.js';
 export { defaultMutexOptions, Mutex, type MutexOptions } from './primitives/mutex.js';
-export { type ReadLock, ReadWriteLock, type WriteLock } from './primitives/read-write-lock.js';
+export {
+  defaultReadWriteLockOptions,
+  type ReadLock,
+  ReadWriteLock,
+  type ReadWriteLockOptions,
+  type WriteLock,
+} from './primitives/read-write-lock.js';
 export {
   defaultReentrantLockOptions,
   type ReentrantAcquireOptions,

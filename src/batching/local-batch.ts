@@ -25,6 +25,28 @@ export interface BatchBackend extends LockBackend {
    * lock: a grant from Redis proves any run still here gone).
    */
   readonly runs?: number;
+  /**
+   * Whether a caller of this process that must go first waits outside the batch now (a
+   * read-write lock's writer, behind this process's readers): `SharedHolds` lets nobody join the
+   * process's hold then, so it ends when its holders are done, and the callers after ask Redis,
+   * whose queue puts them behind the writer. Absent: never.
+   */
+  readonly yieldsNow?: () => boolean;
+}
+
+/**
+ * What the lock shell asks of its process's batch of a lock's callers: a `LocalBatch` (callers take
+ * turns) or `SharedHolds` (callers hold together: a read-write lock's readers).
+ */
+export interface ProcessBatch {
+  /** The batch as the lease source of calls bounded by `bounds`, whose leases `makeLease` makes. */
+  leases<H extends LocalHolder>(bounds: BatchBounds, makeLease: LeaseMaker<H>): LeaseSource<H>;
+  /** Callers of this process hold every permit it may: a try from it would not get one. */
+  readonly heldHere: boolean;
+  /** `token` was released from outside its leases (`releaseToken`): its holders lose it now. */
+  forget(token: string): void;
+  /** `token` is being extended from outside its leases (`extendToken`); the callback takes the reply. */
+  extendedFromOutside(token: string, ttlMs: number): ((extended: boolean) => void) | undefined;
 }
 
 /** How long one run may go on: holds in a row, and milliseconds since its grant from Redis. */
@@ -66,21 +88,20 @@ interface Anchor extends Instant {
 }
 
 /**
- * The lease this process holds in Redis, passed among its own callers in turn: one Redis token, and
- * the fencing tokens reserved for the holders after the first.
+ * A lease this process holds in Redis for its own callers (one Redis token), and the fencing tokens
+ * reserved for the holders after the first: a `Run` (callers in turn) or a shared hold (callers
+ * together, `SharedHolds`).
  */
-class Run {
-  /** Holds granted in this run so far (the Redis grant is the first). */
+export class ProcessLease {
+  /** Holds granted on it so far (the Redis grant is the first). */
   holds = 1;
   /** The next reserved fencing token and the last one (next > last: none left). */
   nextFence = 1;
   lastFence = 0;
   /** Redis said the token no longer holds the lock (an extension or a reservation found it gone). */
   lost = false;
-  /** The turn holding now (undefined while a reservation for the next is in flight). */
-  turn: Turn | undefined;
 
-  /** When the run began (its grant's send, monotonic): it passes on for at most `bounds.ms` after. */
+  /** When it began (its grant's send, monotonic): callers take it for at most `bounds.ms` after. */
   readonly startedAt: number;
 
   constructor(
@@ -94,6 +115,21 @@ class Run {
     this.startedAt = anchor.mono;
   }
 
+  /** The process's lease of `plan`'s grant from Redis (`won`), for callers within `bounds`. */
+  static granted<L extends ProcessLease>(
+    this: new (
+      ...args: ConstructorParameters<typeof ProcessLease>
+    ) => L,
+    plan: Plan,
+    won: Won,
+    bounds: BatchBounds,
+  ): L {
+    const { grant } = won;
+    const { clock, driftFactor, ttlMs } = plan.options;
+    const anchor = { mono: grant.sentAt, wall: grant.sentAtWall, ttlMs };
+    return new this(plan.name, plan.token, bounds, clock, driftFactor, anchor);
+  }
+
   /** Validity left of the process's Redis lease, as a lease granted at the anchor counts it. */
   validityLeftMs(): number {
     const { ttlMs } = this.anchor;
@@ -101,7 +137,7 @@ class Run {
   }
 
   /**
-   * An extension sent at `sent` succeeded: the run counts from it, unless one sent later already
+   * An extension sent at `sent` succeeded: the lease counts from it, unless one sent later already
    * set the anchor. Redis applies a token's extensions in the order they were sent, so the last one
    * sent sets the expiry; a reservation answered after a shorter `extendToken` sent later would
    * otherwise give the next holder validity past the lease in Redis.
@@ -109,37 +145,101 @@ class Run {
   reanchor(sent: Anchor): void {
     if (sent.mono >= this.anchor.mono) this.anchor = sent;
   }
+
+  /**
+   * An extension of its token to `ttlMs`, about to be sent: Redis may apply it before the reply, or
+   * without one reaching us, so one that buys less than is left counts from now, for the process
+   * and for `leases` (those not extending it themselves). Returns when it was sent.
+   */
+  extending(ttlMs: number, leases: Iterable<LocalHolder | undefined>): Anchor {
+    const sent = { ...instantOf(this.clock), ttlMs };
+    if (ttlMs - driftMs(ttlMs, this.driftFactor) < this.validityLeftMs()) {
+      this.anchor = sent;
+      for (const lease of leases) lease?.limitValidity(sent, ttlMs);
+    }
+    return sent;
+  }
+
+  /**
+   * One compare-and-extend to `ttlMs` that reserves `count` fencing tokens (`reserveFences`),
+   * bounded by a TTL too (a reply later than that could not renew anything): the highest reserved,
+   * 0 when the token no longer holds, or undefined when no reply came in time (or the call failed).
+   */
+  reserve(
+    backend: BatchBackend,
+    ttlMs: number,
+    replyTimeoutMs: number,
+    count: number,
+  ): Promise<number | undefined> {
+    const bound = {
+      name: this.name,
+      clock: this.clock,
+      replyTimeoutMs: Math.min(ttlMs, replyTimeoutMs),
+      disconnected: () => backend.disconnected(),
+    };
+    return boundedCall(bound, 'the reservation', backend.reserveFences(this.token, ttlMs, count)).catch(
+      () => undefined,
+    );
+  }
+}
+
+/** The lease this process holds in Redis, passed among its own callers in turn. */
+class Run extends ProcessLease {
+  /** The turn holding now (undefined while a reservation for the next is in flight). */
+  turn: Turn | undefined;
+}
+
+/**
+ * One local holder's lease's view of its process's lease in Redis (the backend its lease is given):
+ * a `Turn` of a run, or a holder of a shared hold (`SharedHolds`).
+ */
+export abstract class HolderView implements LockBackend {
+  lease: LocalHolder | undefined;
+  /** It ended its process's lease with a release in Redis: a re-sent release goes there too. */
+  releasedInRedis = false;
+
+  constructor(protected readonly backend: BatchBackend) {}
+
+  /** Whether it holds through its process's lease still (else Redis is not asked). */
+  protected abstract get current(): boolean;
+  abstract extend(token: string, ttlMs: number): Promise<boolean>;
+  abstract release(token: string): Promise<boolean>;
+
+  isHeldBy(token: string): Promise<boolean> {
+    return this.current ? this.backend.isHeldBy(token) : Promise.resolve(false);
+  }
+
+  disconnected(): string | undefined {
+    return this.backend.disconnected();
+  }
 }
 
 /**
  * One local holder's lease's view of the run: what its extensions and its release do. Once it has
  * passed the run on (or released it), it holds nothing.
  */
-class Turn implements LockBackend {
+class Turn extends HolderView {
   done = false;
-  lease: LocalHolder | undefined;
   /** Its loss ends the run (watched once someone waits behind it). */
   watched = false;
-  /** It ended the run with a release in Redis: a re-sent release (after a failure) goes there too. */
-  releasedInRedis = false;
 
   constructor(
     private readonly batch: LocalBatch,
     readonly run: Run,
-    private readonly backend: BatchBackend,
-  ) {}
+    backend: BatchBackend,
+  ) {
+    super(backend);
+  }
 
-  private get current(): boolean {
+  protected get current(): boolean {
     return !this.done && this.run.turn === this && this.batch.holds(this.run);
   }
 
   async extend(token: string, ttlMs: number): Promise<boolean> {
     if (!this.current) return false;
     const { run } = this;
-    const sent = { ...instantOf(run.clock), ttlMs };
-    // Redis may apply it before the reply, or without one reaching us: one that buys less than is
-    // left counts from now, for whoever the run passes to meanwhile (as the lease counts its own).
-    if (ttlMs - driftMs(ttlMs, run.driftFactor) < run.validityLeftMs()) run.anchor = sent;
+    // For whoever the run passes to meanwhile (the lease counts its own).
+    const sent = run.extending(ttlMs, []);
     const extended = await this.backend.extend(token, ttlMs);
     if (extended) run.reanchor(sent);
     else run.lost = true;
@@ -154,14 +254,6 @@ class Turn implements LockBackend {
     if (ended === 'passed') return Promise.resolve(true);
     this.releasedInRedis = true;
     return ended;
-  }
-
-  isHeldBy(token: string): Promise<boolean> {
-    return this.current ? this.backend.isHeldBy(token) : Promise.resolve(false);
-  }
-
-  disconnected(): string | undefined {
-    return this.backend.disconnected();
   }
 }
 
@@ -185,11 +277,7 @@ export function localBatchFor(
   kept?: LocalBatch,
 ): LocalBatch {
   if (kept?.listed) return kept;
-  let byKey = batches.get(scope);
-  if (!byKey) {
-    byKey = new Map();
-    batches.set(scope, byKey);
-  }
+  const byKey = scopeTable(batches, scope);
   let batch = byKey.get(key);
   if (!batch) {
     batch = kept?.madeFor(byKey, key, backend) ? kept : new LocalBatch(backend, path, byKey, key);
@@ -197,6 +285,16 @@ export function localBatchFor(
     byKey.set(key, batch);
   }
   return batch;
+}
+
+/** `scope`'s table among `tables` (a process's batches of one client, by key), made on first use. */
+export function scopeTable<T>(tables: WeakMap<object, Map<string, T>>, scope: object): Map<string, T> {
+  let byKey = tables.get(scope);
+  if (!byKey) {
+    byKey = new Map();
+    tables.set(scope, byKey);
+  }
+  return byKey;
 }
 
 /** The batch of `key` among `scope`'s if there is one (a look that makes none). */
@@ -221,7 +319,7 @@ export function existingLocalBatch(scope: object, key: string): LocalBatch | und
  * extension reserves the rest of the run's tokens and renews the lease first (one round trip per
  * run, usually). A run whose lease is lost ends at once, and the next caller asks Redis.
  */
-export class LocalBatch {
+export class LocalBatch implements ProcessBatch {
   /** The runs in progress: at most one per permit the process may hold (`capacity`). */
   private readonly runs = new Set<Run>();
   /** How many runs it may have at once (`BatchBackend.runs`). */
@@ -320,11 +418,7 @@ export class LocalBatch {
   extendedFromOutside(token: string, ttlMs: number): ((extended: boolean) => void) | undefined {
     const run = this.runOf(token);
     if (!run) return undefined;
-    const sent = { ...instantOf(run.clock), ttlMs };
-    if (ttlMs - driftMs(ttlMs, run.driftFactor) < run.validityLeftMs()) {
-      run.anchor = sent;
-      run.turn?.lease?.limitValidity(sent, ttlMs);
-    }
+    const sent = run.extending(ttlMs, [run.turn?.lease]);
     return (extended) => {
       if (!this.runs.has(run)) return;
       if (extended) run.reanchor(sent);
@@ -422,13 +516,10 @@ export class LocalBatch {
     bounds: BatchBounds,
     makeLease: LeaseMaker<H>,
   ): H {
-    const { grant } = won;
-    const { clock, driftFactor, ttlMs } = plan.options;
-    const anchor = { mono: grant.sentAt, wall: grant.sentAtWall, ttlMs };
     // An exclusive lock's run still here is one whose lease Redis no longer holds (it expired
     // unreleased): this grant proves it, so it ends now. Another permit proves nothing of the others.
     if (this.capacity === 1) this.runs.clear();
-    const run = new Run(plan.name, plan.token, bounds, clock, driftFactor, anchor);
+    const run = Run.granted(plan, won, bounds);
     this.runs.add(run);
     return this.grantTurn(run, plan, won, makeLease);
   }
@@ -530,18 +621,8 @@ export class LocalBatch {
     const { ttlMs, replyTimeoutMs } = waiter.plan.options;
     const count = run.bounds.holds - run.holds + 1;
     const sent = instantOf(run.clock);
-    // A reply later than a TTL could not renew anything: unanswered by then, the run ends.
-    const bound = {
-      name: run.name,
-      clock: run.clock,
-      replyTimeoutMs: Math.min(ttlMs, replyTimeoutMs),
-      disconnected: () => this.backend.disconnected(),
-    };
-    const lastFence = await boundedCall(
-      bound,
-      'the reservation',
-      this.backend.reserveFences(run.token, ttlMs, count),
-    ).catch(() => 0);
+    // Unanswered within a TTL, the run ends.
+    const lastFence = (await run.reserve(this.backend, ttlMs, replyTimeoutMs, count)) ?? 0;
     if (this.runs.has(run) && lastFence <= 0) {
       run.lost = true;
       this.runs.delete(run);
@@ -633,7 +714,7 @@ export class LocalBatch {
 }
 
 /** A local waiter's timeout (it never asked Redis), reported as the waiting loop reports one. */
-function timeoutOf(plan: Plan): LockTimeoutError {
+export function timeoutOf(plan: Plan): LockTimeoutError {
   const { timeoutMs } = plan.options;
   emitLockEvent({ type: 'timed-out', lockName: plan.name, timeoutMs, attempts: 0 });
   return new LockTimeoutError(plan.name, timeoutMs, 0, { behindLocalHolder: true });

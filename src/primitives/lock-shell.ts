@@ -1,4 +1,4 @@
-import type { BatchBounds, LocalBatch } from '../batching/local-batch.js';
+import type { BatchBounds, ProcessBatch } from '../batching/local-batch.js';
 import { boundedCall, type CallBound } from '../bounded-call.js';
 import { LockLostError } from '../errors.js';
 import { emitLockEvent, lockEventsObserved } from '../events.js';
@@ -100,10 +100,10 @@ export abstract class LockShell<
   protected localBatch?(
     plan: Plan<Options>,
     path: GrantPath,
-  ): { batch: LocalBatch; bounds: BatchBounds } | undefined;
+  ): { batch: ProcessBatch; bounds: BatchBounds } | undefined;
 
   /** @internal This lock's batch in this process, if there is one now (never makes one). */
-  protected existingBatch(): LocalBatch | undefined {
+  protected existingBatch(): ProcessBatch | undefined {
     return undefined;
   }
 

@@ -1,12 +1,32 @@
 import type { RedisClient } from '../adapters/client-types.js';
+import {
+  batchBounds,
+  defaultLocalBatchOptions,
+  type LocalBatchOptions,
+  localBatchChecks,
+} from '../batching/batch-options.js';
+import {
+  type BatchBackend,
+  type BatchBounds,
+  type ProcessBatch,
+  scopeTable,
+} from '../batching/local-batch.js';
+import { existingSharedHolds, sharedHoldsFor } from '../batching/shared-holds.js';
 import { WouldDeadlockError } from '../errors.js';
 import { inspectCustom } from '../inspect.js';
 import type { Lease } from '../lease/lease.js';
 import { holdInContext, LockOwner, runAsOwner } from '../lock-owner.js';
-import type { AcquireOptions, EffectiveOptions, TryAcquireOptions } from '../options.js';
+import {
+  type AcquireOptions,
+  type Checks,
+  type EffectiveOptions,
+  resolveOptions,
+  type TryAcquireOptions,
+} from '../options.js';
+import type { GrantPath, Plan } from '../plan.js';
 import { type ReadWriteLockState, rwDowngrade } from '../protocol/read-write-lock.js';
 import { checkFunction } from '../validation.js';
-import { type FairLockOptions, resolveFairLockOptions } from './fair-mutex.js';
+import { defaultFairLockOptions, type FairLockOptions, fairLockChecks } from './fair-mutex.js';
 import type { LockedWork } from './lock-shell.js';
 import { PermitLock } from './permit-lock.js';
 
@@ -15,6 +35,41 @@ import { PermitLock } from './permit-lock.js';
  * therefore unlimited in practice (2^31 − 1 at once).
  */
 const ALL_PERMITS = 2_147_483_647;
+
+/**
+ * How a ReadWriteLock behaves: the FairMutex's options, plus how long its process's readers may go
+ * on joining its read hold in Redis (`maxLocalHolds`, `maxLocalBatchMs`: see `ReadLock`).
+ */
+export interface ReadWriteLockOptions extends FairLockOptions, LocalBatchOptions {}
+
+/** A ReadWriteLock's defaults. */
+export const defaultReadWriteLockOptions: Readonly<ReadWriteLockOptions> = Object.freeze({
+  ...defaultFairLockOptions,
+  ...defaultLocalBatchOptions,
+});
+
+const readWriteLockChecks: Checks<ReadWriteLockOptions> = { ...fairLockChecks, ...localBatchChecks };
+
+function resolveReadWriteLockOptions(options: unknown): Readonly<ReadWriteLockOptions> {
+  return resolveOptions(options, defaultReadWriteLockOptions, readWriteLockChecks);
+}
+
+/**
+ * How many writers of each lock wait now in this process, by client (context) and lock key: while
+ * one does, nobody joins the process's read hold (`BatchBackend.yieldsNow`).
+ */
+const waitingWriters = new WeakMap<object, Map<string, number>>();
+
+/** Counts a writer of `key` on `scope` as waiting; the returned callback counts it out. */
+function writerWaits(scope: object, key: string): () => void {
+  const counts = scopeTable(waitingWriters, scope);
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+  return () => {
+    const left = (counts.get(key) ?? 1) - 1;
+    if (left > 0) counts.set(key, left);
+    else counts.delete(key);
+  };
+}
 
 /** Marks an async context as inside a `using()` of a read-write lock (either side). */
 const HELD = new LockOwner();
@@ -49,7 +104,7 @@ export class ReadWriteLock {
   private readonly reader: ReadLock;
   private readonly writer: WriteLock;
 
-  constructor(client: RedisClient, name: string, options?: Partial<FairLockOptions>) {
+  constructor(client: RedisClient, name: string, options?: Partial<ReadWriteLockOptions>) {
     this.reader = new ReadLock(client, name, options);
     this.writer = new WriteLock(client, name, options);
   }
@@ -91,12 +146,12 @@ export class ReadWriteLock {
 }
 
 /** What one side of a read-write lock shares with the other: the permits, the state, the guard. */
-abstract class ReadWriteSide extends PermitLock<FairLockOptions, ReadWriteLockState> {
+abstract class ReadWriteSide extends PermitLock<ReadWriteLockOptions, ReadWriteLockState> {
   /** Which side this is, in messages and in the async context. */
   protected abstract readonly side: 'read' | 'write';
 
   constructor(client: RedisClient, name: string, options: unknown) {
-    super(client, name, options, resolveFairLockOptions);
+    super(client, name, options, resolveReadWriteLockOptions);
   }
 
   override async acquire(options?: AcquireOptions): Promise<Lease> {
@@ -157,9 +212,38 @@ abstract class ReadWriteSide extends PermitLock<FairLockOptions, ReadWriteLockSt
   }
 }
 
-/** The shared side of a `ReadWriteLock`. */
+/**
+ * The shared side of a `ReadWriteLock`. A waiting reader shares the read hold its process has in
+ * Redis with the process's other readers (`SharedHolds`): it joins it while the hold is within its
+ * bounds (`maxLocalHolds`, `maxLocalBatchMs`) and no writer of the process waits, with a lease and
+ * fencing token of its own; else it asks Redis for a hold, which the readers after it join.
+ */
 export class ReadLock extends ReadWriteSide {
   protected readonly side = 'read';
+
+  /** @internal What this process's shared read holds call back into. */
+  private readonly batchBackend: BatchBackend = {
+    ...this.backend,
+    reserveFences: (token, ttlMs, count) => this.reserveFences(token, ttlMs, count),
+    yieldsNow: () => (waitingWriters.get(this.context)?.get(this.keys.lock) ?? 0) > 0,
+  };
+
+  /** Its shared holds' name among its client's: the lock's read side. */
+  private readonly batchKey = `${this.keys.lock} read`;
+
+  /** @internal A waiting read shares its process's read hold unless it counts its attempts. */
+  protected override localBatch(
+    plan: Plan<ReadWriteLockOptions>,
+    path: GrantPath,
+  ): { batch: ProcessBatch; bounds: BatchBounds } | undefined {
+    const bounds = batchBounds(plan.options);
+    return bounds && { batch: sharedHoldsFor(this.context, this.batchKey, this.batchBackend, path), bounds };
+  }
+
+  /** @internal */
+  protected override existingBatch(): ProcessBatch | undefined {
+    return existingSharedHolds(this.context, this.batchKey);
+  }
 
   /** @internal A reader takes one permit. */
   protected permitsOf(): number {
@@ -171,8 +255,21 @@ export class ReadLock extends ReadWriteSide {
 export class WriteLock extends ReadWriteSide {
   protected readonly side = 'write';
 
+  /**
+   * Waits for the write lock. While it waits, nobody joins this process's read hold: it ends when
+   * its readers are done, and the readers arriving meanwhile ask Redis, which queues them behind it.
+   */
+  override async acquire(options?: AcquireOptions): Promise<Lease> {
+    const done = writerWaits(this.context, this.keys.lock);
+    try {
+      return await super.acquire(options);
+    } finally {
+      done();
+    }
+  }
+
   /** @internal A writer takes every permit. */
-  protected permitsOf(_options: EffectiveOptions<FairLockOptions>): number {
+  protected permitsOf(_options: EffectiveOptions<ReadWriteLockOptions>): number {
     return ALL_PERMITS;
   }
 

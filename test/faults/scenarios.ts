@@ -380,8 +380,9 @@ export const scenarios: readonly Scenario[] = [
  * `BATCH_LOOPS` loops each, every loop its own holder on the worker's one client. A Mutex's loops of
  * one name queue in the process behind one waiter in Redis and pass the process's lease among them
  * (its local batch: own fencing tokens reserved in Redis, one owner token in Redis); a Semaphore's
- * pass each permit the process holds (a run per permit, up to the limit); the other kinds simply
- * have several callers per process. Short fault phases: they add about a minute to the suite.
+ * pass each permit the process holds (a run per permit, up to the limit), and a ReadWriteLock's
+ * readers each read hold (while no writer of the process waits); the other kinds simply have
+ * several callers per process. Short fault phases: they add about a minute to the suite.
  */
 const BATCH_WORKERS = 3;
 const BATCH_LOOPS = 6;
@@ -389,7 +390,7 @@ const BATCH_PHASE_MS = 3_000;
 const batched = { workers: BATCH_WORKERS, phaseMs: BATCH_PHASE_MS } as const;
 
 /** The kinds whose callers in one process pass its lease (its permits) among them: their local batch. */
-const BATCHING_KINDS: ReadonlySet<string> = new Set(['mutex', 'semaphore']);
+const BATCHING_KINDS: ReadonlySet<string> = new Set(['mutex', 'semaphore', 'read-write-lock']);
 
 /** Proof a batching kind's runs were passed on in its processes (other kinds have nothing to pass on). */
 const passedOn = (ctx: FaultContext, report: CheckReport, atLeastHolds = 20) =>

@@ -13,35 +13,13 @@ import { type Lease, LockLostError, Semaphore } from '../../src/index.js';
 import { batchTimeBoundEndsRun } from '../fixtures/batch-bounds.js';
 import { clientKinds } from '../fixtures/clients.js';
 import { commandCalls, resetStats, scriptCalls } from '../fixtures/commandstats.js';
-import { contend, type Hold } from '../fixtures/contend.js';
+import { assertFencing, contend, permitPttl } from '../fixtures/contend.js';
 import { abortedWith, nameMaker, redisForSuite, until } from '../fixtures/helpers.js';
 
 const name = nameMaker('sem-batch');
 /** Runs bounded by holds alone: a busy machine must not end them early by time. */
 const untimed = { maxLocalBatchMs: 60_000 };
 const kind = clientKinds[0] as (typeof clientKinds)[number];
-
-/** Every fencing token distinct, and those of one permit in Redis (one owner token) rising in grant order. */
-function assertFencing(holds: readonly Hold[]): void {
-  const tokens = holds.map((hold) => hold.fencingToken);
-  assert.equal(new Set(tokens).size, tokens.length, 'two holders had the same fencing token');
-  const last = new Map<string, number>();
-  for (const { token, fencingToken } of holds) {
-    const before = last.get(token);
-    assert.ok(before === undefined || fencingToken > before, `token ${fencingToken} granted after ${before}`);
-    last.set(token, fencingToken);
-  }
-}
-
-/** The expiry left in Redis (server ms) of `token`'s permits, or -1 when it holds none. */
-async function permitPttl(command: (...args: string[]) => Promise<unknown>, key: string, token: string) {
-  const members = (await command('ZRANGE', key, '0', '-1')) as string[];
-  const member = members.find((m) => m.endsWith(token));
-  if (member === undefined) return -1;
-  const expiry = Number(await command('ZSCORE', key, member));
-  const [seconds, micros] = (await command('TIME')) as [string, string];
-  return expiry - (Number(seconds) * 1000 + Math.floor(Number(micros) / 1000));
-}
 
 describe(`a Semaphore's callers in one process share its permits in Redis (${kind.name})`, () => {
   const redis = redisForSuite(kind);

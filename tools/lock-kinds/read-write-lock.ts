@@ -19,12 +19,17 @@ import { SEMAPHORE_PROBE } from './semaphore.js';
  */
 export const READ_WRITE_PERMITS = 2_147_483_647;
 
-/** A ReadWriteLock where a third of the acquisitions write: enough writers to contend with, readers to overlap. */
+/**
+ * A ReadWriteLock where a third of the acquisitions write: enough writers to contend with, readers
+ * to overlap. A worker of several loops (concurrent callers of one process) writes one time in ten:
+ * its readers pass their read holds among them (the read side's local batch) between its writers.
+ */
 export function readWriteHolds(lib: Library, at: HoldContext): LockAdapter {
   const rw = new lib.ReadWriteLock(at.client, at.name, at.options);
+  const writes = (at.config.loops ?? 1) > 1 ? 0.1 : 1 / 3;
   return {
     acquire: async (signal) => {
-      const write = Math.random() < 1 / 3;
+      const write = Math.random() < writes;
       const side = write ? rw.writeLock() : rw.readLock();
       const taken = 'held by a writer, or a writer held or waited';
       const lease = await acquireAs(at.config, side, signal, {}, taken);
@@ -55,6 +60,30 @@ export function readWriteRoles(lib: Library, clients: Clients, key: string, cell
     role: () => role,
     async acquire() {
       const side = (role ?? (await claimed)) === 'write' ? rw.writeLock() : rw.readLock();
+      const lease = await side.acquire();
+      return () => lease.release();
+    },
+  };
+}
+
+/** How many of the read-mostly cell's acquisitions read. */
+export const READ_SHARE = 0.9;
+
+/**
+ * A bench client of a ReadWriteLock where each acquisition reads with probability `READ_SHARE` and
+ * writes otherwise (issue 37: P processes × C loops, 90% reads). Its holders overlap by design:
+ * the cell counts no overlap (the contract, its tests and the fault suite judge exclusion).
+ */
+export function readMostly(
+  lib: Library,
+  clients: Clients,
+  key: string,
+  cell: BenchCell<{ readonly maxLocalHolds?: number }>,
+): LockUnderTest {
+  const rw = new lib.ReadWriteLock(clients[cell.client], key, { ttlMs: TTL_MS, ...cell.variant?.options });
+  return {
+    async acquire() {
+      const side = Math.random() < READ_SHARE ? rw.readLock() : rw.writeLock();
       const lease = await side.acquire();
       return () => lease.release();
     },

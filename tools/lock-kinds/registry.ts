@@ -36,7 +36,13 @@ import {
   multiWaiters,
   randomNames,
 } from './multi-mutex.js';
-import { READ_WRITE_PERMITS, readWriteHolds, readWriteRoles } from './read-write-lock.js';
+import {
+  READ_SHARE,
+  READ_WRITE_PERMITS,
+  readMostly,
+  readWriteHolds,
+  readWriteRoles,
+} from './read-write-lock.js';
 import {
   CONTRACT_REDLOCK_OPTIONS,
   REDLOCK_NODES,
@@ -277,6 +283,24 @@ export function lockKinds(lib: Library): readonly LockKind[] {
       create: (client, name, options) => new lib.ReadWriteLock(client, name, options).readLock(),
       contender: (client, name, options) => new lib.ReadWriteLock(client, name, options).writeLock(),
       waiters: queueLength,
+      // Both sides of one lock again, mixed per acquisition: the P × C cell of a read-mostly load.
+      bench: {
+        id: 'rw-read-mostly',
+        label: `ReadWriteLock, ${READ_SHARE * 100}% reads`,
+        // `-alone`: readers that never share (`maxLocalHolds: 1`), what sharing is measured against.
+        cells: [
+          { section: 'read-write', client: 'ioredis' },
+          {
+            section: 'read-write',
+            client: 'ioredis',
+            variant: { id: '-alone', label: ', maxLocalHolds 1', options: { maxLocalHolds: 1 } },
+          },
+        ],
+        limit: Number.MAX_SAFE_INTEGER,
+        pxcOnly: true,
+        isTry: locksmithTry,
+        create: (clients, key, cell) => readMostly(lib, clients, key, cell),
+      },
     }),
     lockKind({
       name: 'Semaphore',
