@@ -33,7 +33,12 @@ function rawLock(send: Send, key: string, ttlMs: number): LockUnderTest {
       const result = acquire.decode(await send(acquire.script.sha1, acquire.keys, acquire.args));
       if (!result.acquired)
         throw new Error('raw scripts: the key is held (this row is for independent keys)');
-      const release = handOffRelease(keys, { token, skipUnreached: true, handOffAfterMs: 0 });
+      const release = handOffRelease(keys, {
+        token,
+        skipUnreached: true,
+        handOffAfterMs: 0,
+        multiNames: true,
+      });
       return () => send(release.script.sha1, release.keys, release.args);
     },
   };

@@ -55,7 +55,11 @@ export function resolveFairLockOptions(options: unknown): Readonly<FairLockOptio
  */
 export class FairMutex extends HandOffLock<FairLockOptions, FairLockState> {
   constructor(client: RedisClient, name: string, options?: Partial<FairLockOptions>) {
-    super(client, name, options, resolveFairLockOptions, { barging: false, skipUnreached: false });
+    super(client, name, options, resolveFairLockOptions, {
+      barging: false,
+      skipUnreached: false,
+      multiNames: false,
+    });
   }
 
   /** @internal */

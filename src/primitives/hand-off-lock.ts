@@ -22,6 +22,11 @@ export interface HandOffPolicy {
   readonly barging: boolean;
   /** Skip a waiter whose hand-off message reached no subscriber (its process is gone). */
   readonly skipUnreached: boolean;
+  /**
+   * Its names may be a MultiMutex's too (the Mutex's): a release reads the MultiMutex's waiters and
+   * reservation of the name. Without (FairMutex), a hand-off pays for neither.
+   */
+  readonly multiNames: boolean;
 }
 
 /**
@@ -131,6 +136,7 @@ export abstract class HandOffLock<
         skipUnreached: this.policy.skipUnreached,
         handOffAfterMs: window,
         quiet: window > 0,
+        multiNames: this.policy.multiNames,
       }),
     );
     return released.then((outcome) => {
@@ -153,6 +159,7 @@ export abstract class HandOffLock<
         token: this.wakeToken,
         skipUnreached: this.policy.skipUnreached,
         handOffAfterMs: 0,
+        multiNames: this.policy.multiNames,
       });
       this.run(wake).catch(() => {});
     }, WAKE_AFTER_QUIET_RELEASE_MS);

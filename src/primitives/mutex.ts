@@ -81,7 +81,11 @@ export class Mutex extends HandOffLock<MutexOptions, LockState> {
   };
 
   constructor(client: RedisClient, name: string, options?: Partial<MutexOptions>) {
-    super(client, name, options, resolveMutexOptions, { barging: true, skipUnreached: true });
+    super(client, name, options, resolveMutexOptions, {
+      barging: true,
+      skipUnreached: true,
+      multiNames: true,
+    });
   }
 
   /**

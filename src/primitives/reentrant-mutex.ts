@@ -106,7 +106,11 @@ export class ReentrantMutex extends HandOffLock<
   readonly reentrantKeys: ReentrantScriptKeys;
 
   constructor(client: RedisClient, name: string, options?: Partial<ReentrantLockOptions>) {
-    super(client, name, options, resolveReentrantLockOptions, { barging: true, skipUnreached: true });
+    super(client, name, options, resolveReentrantLockOptions, {
+      barging: true,
+      skipUnreached: true,
+      multiNames: false,
+    });
     this.reentrantKeys = Object.freeze({ ...this.keys, ...reentrantKeys(this.keys) });
   }
 

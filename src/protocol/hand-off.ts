@@ -106,12 +106,20 @@ export function handOffRelease(
      * moment later unless it takes the lock back first (the Mutex's; hand-off-release.lua, ARGV[4]).
      */
     readonly quiet?: boolean;
+    /** The name may be a MultiMutex's too (the Mutex's): its waiters and reservation are read. */
+    readonly multiNames: boolean;
   },
 ): ScriptCall<HandOffReleased> {
   return scriptCall(
     scripts.handOffRelease,
     [...queueKeys(keys), keys.multiWaiting, keys.reserved],
-    [params.token, params.skipUnreached ? '1' : '0', String(params.handOffAfterMs), params.quiet ? '1' : '0'],
+    [
+      params.token,
+      params.skipUnreached ? '1' : '0',
+      String(params.handOffAfterMs),
+      params.quiet ? '1' : '0',
+      params.multiNames ? '1' : '0',
+    ],
     (reply) => {
       const code = asInteger('hand-off-release', reply);
       return code === 2 ? 'waiter-asleep' : code === 1 ? 'released' : 'not-held';

@@ -84,7 +84,12 @@ function scriptedHandOff(name: string, Kind: typeof Mutex | typeof FairMutex, ba
     late: (lock) => ({
       attempt: (client, token) => handOffAcquire(lock.keys, queued(client, lock.keys, token, barging)),
       giveBack: (token) => {
-        const release = handOffRelease(lock.keys, { token, skipUnreached: barging, handOffAfterMs: 0 });
+        const release = handOffRelease(lock.keys, {
+          token,
+          skipUnreached: barging,
+          handOffAfterMs: 0,
+          multiNames: barging,
+        });
         return { ...release, decode: (reply) => release.decode(reply) !== 'not-held' };
       },
     }),

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { MultiMutex, Mutex, TooManyAttemptsError } from '../../src/index.js';
+import { FairMutex, MultiMutex, Mutex, TooManyAttemptsError } from '../../src/index.js';
 import { FaultProxy } from '../faults/toolkit/proxy.js';
 import { ioredisKind } from '../fixtures/clients.js';
 import { commandCalls, resetStats } from '../fixtures/commandstats.js';
@@ -230,6 +230,29 @@ describe('MultiMutex wait bound (ioredis)', () => {
       return true;
     });
     await held.release();
+  });
+
+  test('a FairMutex hand-off reads no MultiMutex reservation; a Mutex hand-off reads it once', async () => {
+    // A FairMutex shares no name with a MultiMutex: its contended release pays nothing for one.
+    const kinds = [
+      [(n: string, c: unknown) => new FairMutex(c as never, n), 'FairMutex', 1],
+      [(n: string, c: unknown) => new Mutex(c as never, n, { handOffAfterMs: 0 }), 'Mutex', 2],
+    ] as const;
+    for (const [make, label, gets] of kinds) {
+      const lock = make(name(), redis.a.client);
+      const held = await lock.acquire();
+      const waiting = make(lock.name, redis.b.client).acquire();
+      // Queued and listening: a hand-off it did not hear would send its own attempt meanwhile.
+      await until(async () => {
+        const channels = (await redis.a.command('PUBSUB', 'CHANNELS', `*{${lock.name}}*`)) as unknown[];
+        return channels.length > 0 && Number(await redis.a.command('LLEN', lock.keys.queue)) > 0;
+      }, 'the waiter queued and listening');
+      await resetStats(redis.server);
+      await held.release();
+      const calls = await commandCalls(redis.server);
+      assert.equal(calls.get, gets, `${label} hand-off: ${JSON.stringify(calls)}`);
+      await (await waiting).release();
+    }
   });
 
   test('an uncontended cycle sends what it did before: one script call each way, no reservation read', async () => {

@@ -117,6 +117,7 @@ describe(`Mutex: barging until the oldest waiter has waited handOffAfterMs (${ki
     const release = handOffRelease(holder.keys, {
       token: lease.token,
       skipUnreached: true,
+      multiNames: true,
       handOffAfterMs: 60_000,
       quiet: true,
     });

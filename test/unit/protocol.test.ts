@@ -53,7 +53,13 @@ const acquireParams = {
 const calls = {
   handOffAcquire: handOffAcquire(keys, acquireParams),
   handOffExtend: handOffExtend(keys, { token, ttlMs: 1000 }),
-  handOffRelease: handOffRelease(keys, { token, skipUnreached: true, handOffAfterMs: 5, quiet: true }),
+  handOffRelease: handOffRelease(keys, {
+    token,
+    skipUnreached: true,
+    handOffAfterMs: 5,
+    quiet: true,
+    multiNames: true,
+  }),
   handOffInspect: handOffInspect(keys),
   fencedWrite: fencedWriteCall({ key: 'r', fencingToken: 7, value: 'v' }),
   raiseFence: raiseFence(keys, { atLeast: 1_700_000_000_000_123 }),
@@ -152,13 +158,9 @@ describe('typed script calls', () => {
       keys.multiWaiting,
       keys.reserved,
     ]);
-    assert.deepEqual(calls.handOffRelease.args, [token, '1', '5', '1']);
-    assert.deepEqual(handOffRelease(keys, { token, skipUnreached: false, handOffAfterMs: 0 }).args, [
-      token,
-      '0',
-      '0',
-      '0',
-    ]);
+    assert.deepEqual(calls.handOffRelease.args, [token, '1', '5', '1', '1']);
+    const fair = { token, skipUnreached: false, handOffAfterMs: 0, multiNames: false };
+    assert.deepEqual(handOffRelease(keys, fair).args, [token, '0', '0', '0', '0']);
     assert.deepEqual(calls.raiseFence.keys, [keys.fence, keys.lock]);
     const other = lockKeys('p', 'other');
     const nameKeys = (k: typeof keys) => [k.lock, k.fence, k.queue, k.waiting, k.multiWaiting, k.reserved];

@@ -27,6 +27,9 @@
 --         (reply 2); the releasing client wakes that waiter a moment later, by this script with
 --         another token and window '0' (a lock found free goes to the oldest live waiter), unless it
 --         took the lock back first. '0' or absent: wake it now ("token:free").
+-- ARGV[5] '1' when the lock's name may be a MultiMutex's too (the Mutex's): KEYS[5] and KEYS[6] are
+--         read; '0' or absent (the FairMutex's, which shares no name with a MultiMutex): neither is,
+--         so a contended hand-off pays no read of a reservation that cannot exist
 -- Reply: 2 when this token held the lock and a quiet release freed it, leaving a live waiter not yet
 --        due asleep; 1 when this token held the lock (it now belongs to the next live waiter, or is free when
 --        none is left or the first is not yet due), or when this token is the one that released it
@@ -58,7 +61,8 @@ end
 -- #include grant-waiter.lua
 -- #include release-or-leave.lua
 -- #include reservation.lua
-local reservation = KEYS[6] and not (holder and holder.token ~= ARGV[1]) and read_reservation(KEYS[6])
+local multi_names = ARGV[5] == '1'
+local reservation = multi_names and not (holder and holder.token ~= ARGV[1]) and read_reservation(KEYS[6])
 if reservation then
   if holder then
     free_holder(KEYS[1], KEYS[2], holder, math.max(1, holder.queue_expiry))
@@ -78,7 +82,7 @@ end
 local queue = arrival_queue(KEYS[3], KEYS[4], tonumber(ARGV[3] or '0'), ARGV[4] == '1')
 local lock = hand_off_lock(KEYS[1], KEYS[2], queue, 1)
 local reply, freed = release_or_leave(lock, holder, released, ARGV[1], ARGV[2] == '1')
-if freed and KEYS[5] then
+if freed and multi_names then
   -- MultiMutex waiters stopped by this holder ask again once the lock is free (a hand-off to a
   -- waiter leaves it held: their hash is not read).
   local multi = redis.call('hgetall', KEYS[5])
