@@ -6,6 +6,7 @@
 import { Redlock as SesameRedlock } from '@sesamecare-oss/redlock';
 import type { Redis } from 'ioredis';
 import {
+  MultiSemaphore as RedisSemaphoreMultiSemaphore,
   Mutex as RedisSemaphoreMutex,
   RedlockMutex as RedisSemaphoreRedlockMutex,
   RedlockSemaphore as RedisSemaphoreRedlockSemaphore,
@@ -15,6 +16,7 @@ import NodeRedlock from 'redlock';
 import { createLock, createRedlock, IoredisAdapter } from 'redlock-universal';
 import type { NodeRedisClient } from '../src/index.js';
 import { randomNames } from '../tools/lock-kinds/multi-mutex.js';
+import { READ_SHARE } from '../tools/lock-kinds/read-write-lock.js';
 import { BENCH_REDLOCK_SEMAPHORE_LIMIT } from '../tools/lock-kinds/redlock-semaphore.js';
 import { lockKinds } from '../tools/lock-kinds/registry.js';
 import { luaLock, originalLock } from './book-locks.js';
@@ -283,6 +285,9 @@ const locksmithMutexPerAcquire: ImplSpec = {
   },
 };
 
+/** The peer read-write cell's permits: as many readers as a 4 × 25 cell has acquirers. */
+const PEER_RW_PERMITS = 100;
+
 /**
  * The implementations the P × C cells run by default (with `--only`, every one it selects): Locksmith's
  * Mutex and the fastest peers, at their defaults and at a 1 ms retry. Each is shared by a process's
@@ -294,6 +299,7 @@ export const PXC_DEFAULT_IMPLS: ReadonlySet<string> = new Set([
   'locksmith-mutex-ioredis-per-acquire',
   'locksmith-mutex-node-redis',
   'locksmith-rw-read-mostly-ioredis',
+  'redis-semaphore-rw-read-mostly',
   'redis-semaphore',
   'redis-semaphore-1ms',
   'redlock',
@@ -345,6 +351,35 @@ export const impls: readonly ImplSpec[] = [
     (conn, key, wait, ttl) => fairSemaphore(conn, key, SEMAPHORE_LIMIT, wait, ttl),
     SEMAPHORE_LIMIT,
   ),
+  {
+    // redis-semaphore has no read-write lock; its Semaphore-based equivalent of Locksmith's
+    // read-mostly cell: a reader takes one permit of PEER_RW_PERMITS, a writer all of them
+    // (MultiSemaphore, the same key), one new object per acquisition as its README does.
+    id: 'redis-semaphore-rw-read-mostly',
+    label: `redis-semaphore Semaphore as a read-write lock, ${READ_SHARE * 100}% reads (defaults)`,
+    family: 'peer',
+    limit: Number.MAX_SAFE_INTEGER,
+    pxcOnly: true,
+    create(clients, key) {
+      const options = { lockTimeout: TTL_MS };
+      return {
+        async acquire() {
+          const lock =
+            Math.random() < READ_SHARE
+              ? new RedisSemaphoreSemaphore(clients.ioredis, key, PEER_RW_PERMITS, options)
+              : new RedisSemaphoreMultiSemaphore(
+                  clients.ioredis,
+                  key,
+                  PEER_RW_PERMITS,
+                  PEER_RW_PERMITS,
+                  options,
+                );
+          await lock.acquire();
+          return () => lock.release();
+        },
+      };
+    },
+  },
   ...[false, true].map(
     (tuned): ImplSpec => ({
       id: tuned ? 'redis-semaphore-semaphore-1ms' : 'redis-semaphore-semaphore',
