@@ -734,14 +734,19 @@ function redlockSuite(kind: ClientKind, servers: readonly RedisServer[]): void {
           // (at 200 ms a Valkey GLIDE node did, in a clean-clone CI run; at 400 ms a held node on
           // node-redis v6 did, at a load average of 15; at 600 ms two free nodes did, node-redis v6
           // again, at a load average of 12).
-          const lock = new RedlockMutex(clients, lockName, { ttlMs: 3_000, nodeTimeoutMs: 1_200 });
+          // The reply bound covers a down node's timeout twice (the attempt, then its give-back).
+          const lock = new RedlockMutex(clients, lockName, {
+            ttlMs: 6_000,
+            nodeTimeoutMs: 1_200,
+            replyTimeoutMs: 5_000,
+          });
           const free = mask.filter((s) => s === 'free').length;
           const held = mask.filter((s) => s === 'held').length;
           const label = mask.join(',');
           let lease: Lease | null = null;
           let error: unknown;
           try {
-            lease = await within(lock.tryAcquire(), 3_000, `tryAcquire [${label}]`);
+            lease = await within(lock.tryAcquire(), 8_000, `tryAcquire [${label}]`);
           } catch (caught) {
             error = caught;
           }
