@@ -29,14 +29,22 @@ export function multiMutexOf(lib: Library, client: RedisClient, name: string, op
 }
 
 /**
- * Waiters registered on the first name (a waiter registers on the name that stopped it whose holder
- * expires last; the contract's holders take both names at once, so that is the first).
+ * Waiters registered on any of the lock's names (each registers on one name that stopped it: the
+ * one whose holder, or reservation, expires last; with the oldest waiter's reservations renewed at
+ * different moments that is either name, seen on a loaded machine).
  */
 export async function multiWaiters(
-  lock: { readonly keys: { readonly lock: string } },
+  lock: {
+    readonly keys: { readonly lock: string };
+    readonly nameKeys?: readonly { readonly lock: string }[];
+  },
   redis: TestClient,
 ): Promise<number> {
-  return Number(await redis.command('HLEN', `${lock.keys.lock}:multi-waiting`));
+  let registered = 0;
+  for (const keys of lock.nameKeys ?? [lock.keys]) {
+    registered += Number(await redis.command('HLEN', `${keys.lock}:multi-waiting`));
+  }
+  return registered;
 }
 
 /**
