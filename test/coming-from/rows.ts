@@ -826,7 +826,7 @@ const definedRows = [
       write: ({ rw }) => rw.writeLock().acquire(),
     },
     inLocksmith: (c) =>
-      `${c.create}; ${c.read} (shared) / ${c.write} (exclusive). One FIFO queue: writers are not starved (Redisson lets readers in while a writer waits). Write to read: \`rw.downgrade(writeLease)\`; read to write, inside \`using()\`, rejects with \`WouldDeadlockError\`.`,
+      `${c.create}; ${c.read} (shared) / ${c.write} (exclusive). One FIFO queue: writers are not starved (Redisson lets readers in while a writer waits); only a process already holding a read lets its own new readers share that hold, for at most \`maxLocalBatchMs\` (10 ms) from its grant. Write to read: \`rw.downgrade(writeLease)\`; read to write, inside \`using()\`, rejects with \`WouldDeadlockError\`.`,
     async check(s, env) {
       const name = env.name();
       const rw = s.create(vars({ client: env.client, name })) as ReadWriteLock;
@@ -835,7 +835,9 @@ const definedRows = [
       assert.equal((await rw.inspect()).readers, 2, 'readers share it');
       const writing = track(s.write(vars({ rw: other })) as Promise<Lease>);
       await waitUntil('the writer is queued', async () => (await rw.inspect()).queueLength === 1);
-      const lateReader = track(s.read(vars({ rw })) as Promise<Lease>);
+      // From the writer's process: a reader of a process already holding a read may join that
+      // hold for up to \`maxLocalBatchMs\` from its grant, even with another process's writer queued.
+      const lateReader = track(s.read(vars({ rw: other })) as Promise<Lease>);
       await waitUntil('a later reader queues behind the writer', async () => (await rw.inspect()).queueLength === 2);
       await r1?.release();
       await r2?.release();
