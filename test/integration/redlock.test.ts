@@ -31,6 +31,7 @@ import {
 } from '../fixtures/helpers.js';
 import {
   attemptAfterRelease,
+  interceptScripts,
   lateGiveBack,
   lateNoScript,
   tombstoneKeptMs,
@@ -225,23 +226,28 @@ describe('RedlockMutex', () => {
   });
 
   test("an attempt held back behind the same token's hung call, then overtaken by its release, takes no lock", async () => {
-    // Server 2 applies the call's first attempt but never answers it; the next attempt (after
-    // someone else's release hands the lock on) waits there behind it, goes out after the lease's
-    // release was made, and reaches server 2 after it.
+    // Server 2 applies the call's first attempt but never answers it; the next attempt (made once
+    // the waiter subscribed, before someone else's release hands the lock on) waits there behind
+    // it, goes out after the lease's release was made, and reaches server 2 after it.
     const lockName = `redlock-attempt-behind-hung-${process.pid}`;
     const direct = await Promise.all(servers.slice(0, 3).map((s) => ioredisKind.create(s.url)));
     const gated = await ioredisKind.create((servers[2] as RedisServer).url);
+    const watched = await ioredisKind.create((servers[0] as RedisServer).url);
     try {
       for (const script of Object.values(scripts)) await direct[2]?.command('SCRIPT', 'LOAD', script.source);
       const redlockScripts = { acquire: scripts.redlockAcquire, release: scripts.redlockRelease };
       const server2 = attemptAfterRelease(gated.client, redlockScripts, { behindHung: true });
+      const server0 = interceptScripts(watched.client, redlockScripts, (_script, _count, send) => send());
       const options = { ttlMs: 3_000, nodeTimeoutMs: 200, autoExtend: false };
       const directClients = direct.map((c) => c.client);
       const other = await new RedlockMutex(directClients, lockName, options).acquire();
-      const clients = [direct[0], direct[1], gated].map((c) => (c as TestClient).client);
+      const clients = [watched, direct[1], gated].map((c) => (c as TestClient).client);
       const acquiring = new RedlockMutex(clients, lockName, options).acquire({ timeoutMs: 5_000 });
       await until(() => server2.acquires() === 1, 'the first attempt reached server 2');
-      await sleep(100);
+      // Released only once the second attempt is made (it goes out on server 0 at once): released
+      // earlier, a waiter that subscribed meanwhile may take the hand-offs of servers 0 and 1 as its
+      // quorum and never make a second attempt (seen on a loaded machine).
+      await until(() => server0.acquires() >= 2, 'the attempt after subscribing reached server 0');
       await other.release();
       const lease = await acquiring;
       assert.equal(await lease.release(), true);
@@ -261,7 +267,7 @@ describe('RedlockMutex', () => {
         );
       }
     } finally {
-      await Promise.all([...direct, gated].map((c) => c.close()));
+      await Promise.all([...direct, gated, watched].map((c) => c.close()));
     }
   });
 
