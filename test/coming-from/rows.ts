@@ -425,7 +425,7 @@ const definedRows = [
       assert.equal(lease.ttlMs, 20_000);
       assert.equal(await s.release(vars({ lease })), true);
       assert.equal(await held(env, lockKey(name)), false);
-      const expired = await new Mutex(env.client, name, { ttlMs: 100, autoExtend: false }).acquire();
+      const expired = await new Mutex(env.client, name, { ttlMs: 1_000, autoExtend: false }).acquire();
       await waitUntil('the lease expires', async () => !(await held(env, lockKey(name))));
       assert.equal(await s.release(vars({ lease: expired })), false, 'an expired lock: false, not an error');
     },

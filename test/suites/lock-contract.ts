@@ -156,7 +156,9 @@ export function lockContract(
 
     test('extend after expiry fails and does not re-acquire', async () => {
       const { a } = redis;
-      const mutex = lock(a, name(), { ttlMs: 100, autoExtend: false });
+      // A TTL a reply beats on a loaded machine: one later than the TTL is a grant too late to use
+      // (given back, and with 100 ms its give-back too could go unanswered: seen on a cluster in CI).
+      const mutex = lock(a, name(), { ttlMs: 1_000, autoExtend: false });
       const lease = await mutex.acquire();
       await keyGone(mutex.keys.lock); // the TTL ran out
       await assert.rejects(lease.extend(1_000), LockLostError);
@@ -204,7 +206,7 @@ export function lockContract(
     });
 
     test('without auto-extension the signal aborts when validity runs out', async () => {
-      const lease = await lock(redis.a, name(), { ttlMs: 150, autoExtend: false }).acquire();
+      const lease = await lock(redis.a, name(), { ttlMs: 1_000, autoExtend: false }).acquire();
       const reason = await within(abortedWith(lease.signal), 10_000, 'the signal aborts');
       assert.ok(lease.signal.aborted);
       assert.equal((reason as LockLostError).reason, 'expired');
@@ -517,7 +519,7 @@ export function lockContract(
     test('fencing: a paused holder’s late write is refused', async () => {
       const { a, b } = redis;
       const key = name();
-      const firstLock = lock(a, key, { ttlMs: 100, autoExtend: false });
+      const firstLock = lock(a, key, { ttlMs: 1_000, autoExtend: false }); // as in 'extend after expiry'
       const first = await firstLock.acquire();
       await keyGone(firstLock.keys.lock); // "paused" past its TTL
       const second = await lock(b, key).acquire();
