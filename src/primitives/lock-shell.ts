@@ -94,12 +94,14 @@ export abstract class LockShell<
 
   /**
    * @internal The process's batch of this lock's callers (see `LocalBatch`) that `plan`'s call joins,
-   * and for how long (holds, ms) it may pass the lock on; a batch it makes asks Redis by `path`.
-   * Undefined, or a kind without it: the call deals with Redis alone.
+   * and for how long (holds, ms) it may pass the lock on; a batch it makes asks Redis by `path`, and
+   * a lease it makes of a grant alone runs over `backend`. Undefined, or a kind without it: the call
+   * deals with Redis alone.
    */
   protected localBatch?(
     plan: Plan<Options>,
     path: GrantPath,
+    backend: LockBackend,
   ): { batch: ProcessBatch; bounds: BatchBounds } | undefined;
 
   /** @internal This lock's batch in this process, if there is one now (never makes one). */
@@ -140,8 +142,8 @@ export abstract class LockShell<
 
   /** Where `plan`'s lease comes from: its process's batch, when the kind batches it, or Redis alone. */
   private leases(plan: Plan<Options>): LeaseSource<Lease> {
-    const { path, leases } = this.route;
-    const batched = this.localBatch?.(plan, path);
+    const { path, backend, leases } = this.route;
+    const batched = this.localBatch?.(plan, path, backend);
     return batched ? batched.batch.leases(batched.bounds, Lease.grant) : leases;
   }
 

@@ -5,13 +5,9 @@ import {
   type LocalBatchOptions,
   localBatchChecks,
 } from '../batching/batch-options.js';
-import {
-  type BatchBackend,
-  type BatchBounds,
-  type ProcessBatch,
-  scopeTable,
-} from '../batching/local-batch.js';
+import type { BatchBackend, BatchBounds, ProcessBatch } from '../batching/local-batch.js';
 import { existingSharedHolds, sharedHoldsFor } from '../batching/shared-holds.js';
+import { WaitingWriters, writerWaiting } from '../batching/waiting-writers.js';
 import { WouldDeadlockError } from '../errors.js';
 import { inspectCustom } from '../inspect.js';
 import type { Lease } from '../lease/lease.js';
@@ -23,7 +19,7 @@ import {
   resolveOptions,
   type TryAcquireOptions,
 } from '../options.js';
-import type { GrantPath, Plan } from '../plan.js';
+import type { GrantPath, LockBackend, Plan } from '../plan.js';
 import { type ReadWriteLockState, rwDowngrade } from '../protocol/read-write-lock.js';
 import { checkFunction } from '../validation.js';
 import { defaultFairLockOptions, type FairLockOptions, fairLockChecks } from './fair-mutex.js';
@@ -54,22 +50,8 @@ function resolveReadWriteLockOptions(options: unknown): Readonly<ReadWriteLockOp
   return resolveOptions(options, defaultReadWriteLockOptions, readWriteLockChecks);
 }
 
-/**
- * How many writers of each lock wait now in this process, by client (context) and lock key: while
- * one does, nobody joins the process's read hold (`BatchBackend.yieldsNow`).
- */
-const waitingWriters = new WeakMap<object, Map<string, number>>();
-
-/** Counts a writer of `key` on `scope` as waiting; the returned callback counts it out. */
-function writerWaits(scope: object, key: string): () => void {
-  const counts = scopeTable(waitingWriters, scope);
-  counts.set(key, (counts.get(key) ?? 0) + 1);
-  return () => {
-    const left = (counts.get(key) ?? 1) - 1;
-    if (left > 0) counts.set(key, left);
-    else counts.delete(key);
-  };
-}
+/** A writer passes nothing on among its process's callers: its turn's bounds are never read. */
+const WRITER_BOUNDS: BatchBounds = Object.freeze({ holds: 1, ms: 0 });
 
 /** Marks an async context as inside a `using()` of a read-write lock (either side). */
 const HELD = new LockOwner();
@@ -225,7 +207,7 @@ export class ReadLock extends ReadWriteSide {
   private readonly batchBackend: BatchBackend = {
     ...this.backend,
     reserveFences: (token, ttlMs, count) => this.reserveFences(token, ttlMs, count),
-    yieldsNow: () => (waitingWriters.get(this.context)?.get(this.keys.lock) ?? 0) > 0,
+    yieldsNow: () => writerWaiting(this.context, this.keys.lock),
   };
 
   /** Its shared holds' name among its client's: the lock's read side. */
@@ -256,16 +238,16 @@ export class WriteLock extends ReadWriteSide {
   protected readonly side = 'write';
 
   /**
-   * Waits for the write lock. While it waits, nobody joins this process's read hold: it ends when
-   * its readers are done, and the readers arriving meanwhile ask Redis, which queues them behind it.
+   * @internal A waiting writer is counted among its process's (`WaitingWriters`): while it waits,
+   * nobody joins this process's read hold, which ends when its readers are done, and the readers
+   * arriving meanwhile ask Redis, which queues them behind it.
    */
-  override async acquire(options?: AcquireOptions): Promise<Lease> {
-    const done = writerWaits(this.context, this.keys.lock);
-    try {
-      return await super.acquire(options);
-    } finally {
-      done();
-    }
+  protected override localBatch(
+    _plan: Plan<ReadWriteLockOptions>,
+    path: GrantPath,
+    backend: LockBackend,
+  ): { batch: ProcessBatch; bounds: BatchBounds } {
+    return { batch: new WaitingWriters(this.context, this.keys.lock, path, backend), bounds: WRITER_BOUNDS };
   }
 
   /** @internal A writer takes every permit. */
