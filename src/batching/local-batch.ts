@@ -36,7 +36,8 @@ export interface BatchBackend extends LockBackend {
 
 /**
  * What the lock shell asks of its process's batch of a lock's callers: a `LocalBatch` (callers take
- * turns) or `SharedHolds` (callers hold together: a read-write lock's readers).
+ * turns), `SharedHolds` (callers hold together: a read-write lock's readers) or `WaitingWriters`
+ * (each writer alone, counted while it waits, which closes the readers' shared hold).
  */
 export interface ProcessBatch {
   /** The batch as the lease source of calls bounded by `bounds`, whose leases `makeLease` makes. */

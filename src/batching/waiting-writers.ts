@@ -13,7 +13,9 @@ export function writerWaiting(scope: object, key: string): boolean {
  * A read-write lock's writers in one process, as the lease source of its write side: a writer is
  * counted while it waits for Redis, and while one is, nobody joins the process's read hold
  * (`SharedHolds`), which then ends once its readers are done, so the writer queued behind it in
- * Redis gets in. It passes nothing on among callers: each writer deals with Redis alone.
+ * Redis gets in. It passes nothing on among callers: each writer deals with Redis alone. A grant
+ * with no validity left is given back by the shell, uncounted for that give-back's round trip,
+ * before the writer waits again: a hold may take readers meanwhile, within its own bounds.
  */
 export class WaitingWriters implements ProcessBatch {
   readonly heldHere = false;

@@ -8,6 +8,7 @@ import type { RedisClient } from '../../src/index.js';
 import { type Lease, LockTimeoutError, Mutex } from '../../src/index.js';
 import type { RedisServer } from '../../tools/redis-server.js';
 import type { TestClient } from '../fixtures/clients.js';
+import { isClientRequestTimeout } from '../fixtures/helpers.js';
 import { lockKeyIsFree } from '../fixtures/lock-value.js';
 
 /** What a row's check gets: two clients (this process and "another process") and a spy client. */
@@ -31,7 +32,16 @@ export async function waitUntil(
   timeoutMs = 10_000,
 ): Promise<void> {
   const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
+  // A poll that hit its client's own request timeout observed nothing (fixtures/helpers.ts `until`).
+  const holds = async () => {
+    try {
+      return await condition();
+    } catch (error) {
+      if (isClientRequestTimeout(error)) return false;
+      throw error;
+    }
+  };
+  while (!(await holds())) {
     if (performance.now() > deadline) assert.fail(`timed out waiting until ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }

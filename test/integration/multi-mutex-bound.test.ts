@@ -15,6 +15,11 @@ import { awaitedLater, nameMaker, redisForSuite, until } from '../fixtures/helpe
 describe('MultiMutex wait bound (ioredis)', () => {
   const redis = redisForSuite(ioredisKind);
   const name = nameMaker('multi-bound');
+  /** The server's clock in whole milliseconds (TIME). */
+  const serverMs = async (): Promise<number> => {
+    const [seconds, micros] = (await redis.a.command('TIME')) as [string, string];
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  };
   /** The token that reserved `lock`'s name at `index`, or null (the key: "<arrival>|<names>|<#token>|<token><channel>"). */
   const reserver = async (lock: MultiMutex, index: number): Promise<string | null> => {
     const keys = lock.nameKeys[index] as { reserved?: string };
@@ -94,8 +99,9 @@ describe('MultiMutex wait bound (ioredis)', () => {
         // grant's reply in flight); no more.
         assert.ok(after.ac <= 1 && after.bd <= 1, `the loops went ${JSON.stringify(after)} times after it`);
       }
-      // Its reservations go with the grant. A name may be reserved again at once, by a loop waiting
-      // behind the victim's hold for longer than the window (a loaded machine): never by the victim.
+      // Its reservations go with the grant. A name may be reserved again at once by a loop due by
+      // then (handOffAfterMs since its own first attempt, which may predate the victim's grant):
+      // never by the victim.
       const left = [await reserver(victim, 0), await reserver(victim, 1)].filter((r) => r !== null);
       assert.ok(!left.includes(lease.token), 'no reservation of the victim outlives its grant');
       console.log(`# names reserved again (by a waiting loop) at the victim's grant: ${left.length}`);
@@ -108,8 +114,8 @@ describe('MultiMutex wait bound (ioredis)', () => {
   });
 
   test('a reserver’s reservations are gone once it holds its names', async () => {
-    // (Once recorded as a defect: the test above read a loop's reservation, made while the loop
-    // waited behind the victim's hold for longer than the window, as the victim's.)
+    // (Once recorded as a defect: the test above read a loop's reservation, made once the loop was
+    // due, as the victim's.)
     const [a, b] = [name(), name()];
     const held = await Promise.all(
       [a, b].map((n) => new Mutex(redis.b.client, n, { ttlMs: 60_000 }).acquire()),
@@ -173,6 +179,10 @@ describe('MultiMutex wait bound (ioredis)', () => {
         ),
       );
       await until(() => registered(waiter), 'the waiter registers');
+      // Arrivals are server milliseconds, a tie going to the smaller token: the next waiter's first
+      // attempt must come in a later millisecond than this one's, or it may count as the older.
+      const registeredAt = await serverMs();
+      await until(async () => (await serverMs()) > registeredAt, 'the server clock moves past the arrival');
     }
     const [first] = waiters as [MultiMutex];
     const reservedBy = async () =>
