@@ -14,20 +14,33 @@ import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
-/** @type {import('esbuild').Plugin} */
-const keepModulePaths = {
-  name: 'keep-module-paths',
-  setup(builder) {
-    builder.onLoad({ filter: /\.ts$/ }, (args) => {
-      if (args.path.includes('/node_modules/')) return undefined;
-      const contents = readFileSync(args.path, 'utf8')
-        .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
-        .replaceAll('import.meta.dirname', JSON.stringify(dirname(args.path)))
-        .replaceAll('import.meta.filename', JSON.stringify(args.path));
-      return { contents, loader: 'ts' };
-    });
-  },
-};
+/**
+ * Keeps each module's location (see above), and makes every test file (`entries`) import `guard`
+ * first (test/exit-guard.ts: a file fails, naming what is open, if its process does not exit after
+ * its tests).
+ * @param {Set<string>} entries
+ * @param {string} guard
+ * @returns {import('esbuild').Plugin}
+ */
+function keepModulePaths(entries, guard) {
+  return {
+    name: 'keep-module-paths',
+    setup(builder) {
+      builder.onLoad({ filter: /\.ts$/ }, (args) => {
+        if (args.path.includes('/node_modules/')) return undefined;
+        const contents = readFileSync(args.path, 'utf8')
+          .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
+          .replaceAll('import.meta.dirname', JSON.stringify(dirname(args.path)))
+          .replaceAll('import.meta.filename', JSON.stringify(args.path));
+        // A call, not a bare import: the package's `sideEffects: false` would drop that.
+        const first = entries.has(args.path)
+          ? `import { guardExit } from ${JSON.stringify(guard)};\nguardExit();\n`
+          : '';
+        return { contents: first + contents, loader: 'ts' };
+      });
+    },
+  };
+}
 
 /**
  * Builds `sources` (absolute paths of .ts test files) under `outdir`, mirroring their paths from
@@ -51,7 +64,7 @@ export async function compileTests(root, sources, outdir) {
     packages: 'external',
     tsconfig: join(root, 'tsconfig.json'),
     sourcemap: 'linked',
-    plugins: [keepModulePaths],
+    plugins: [keepModulePaths(new Set(sources), join(root, 'test/exit-guard.ts'))],
     logLevel: 'error',
   });
   return sources.map((source) => join(outdir, relative(root, source)).replace(/\.ts$/, '.mjs'));

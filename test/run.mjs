@@ -78,7 +78,14 @@ const outdir = join(ROOT, '.tmp', 'compiled-tests', String(process.pid));
 process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
 const files = await compileTests(ROOT, sources, outdir);
 
-run({ files, concurrency: CONCURRENCY })
+/**
+ * A file still running after this is cancelled and fails: the longest take 3–5 minutes beside a busy
+ * loop, and one that hangs must not hold CI until its own limit (test/exit-guard.ts names what keeps
+ * a finished file's process alive sooner).
+ */
+const FILE_TIMEOUT_MS = 20 * 60_000;
+
+run({ files, concurrency: CONCURRENCY, timeout: FILE_TIMEOUT_MS })
   .on('test:fail', () => {
     process.exitCode = 1;
   })
