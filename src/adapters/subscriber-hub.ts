@@ -171,7 +171,7 @@ export class SubscriberHub {
     this.channels.clear();
     const connection = this.connection;
     this.connection = undefined;
-    if (connection) await connection.then((c) => c.close()).catch(() => {});
+    if (connection) await closeConnection(connection);
   }
 
   private async subscribe(channel: string, state: ChannelState): Promise<void> {
@@ -193,7 +193,7 @@ export class SubscriberHub {
       // ACL, failed by a client option), it kept the process alive, one more per waiting acquire.
       if (this.channels.size === 0 && this.connection === connection) {
         this.connection = undefined;
-        void connection.then((c) => c.close()).catch(() => {});
+        void closeConnection(connection);
       }
       throw error;
     }
@@ -252,13 +252,27 @@ export class SubscriberHub {
       if (!connection) return;
       if (this.channels.size === 0) {
         this.connection = undefined;
-        void connection.then((c) => c.close()).catch(() => {});
+        void closeConnection(connection);
       } else {
         void connection.then((c) => c.unsubscribe(channel)).catch(() => {});
       }
     }, this.lingerMs);
     state.linger.unref();
   }
+}
+
+/**
+ * Closes a subscriber connection, unreferenced first: closing may take a while (GLIDE's core ends
+ * its side of a closed client's socket later), and a connection being closed holds no process,
+ * whoever was attached when it opened. Never rejects.
+ */
+function closeConnection(connection: Promise<SubscriberConnection>): Promise<void> {
+  return connection
+    .then((c) => {
+      c.keepAlive(false);
+      return c.close();
+    })
+    .catch(() => {});
 }
 
 /**
