@@ -247,8 +247,15 @@ export class WriteLock extends ReadWriteSide {
     path: GrantPath,
     backend: LockBackend,
   ): { batch: ProcessBatch; bounds: BatchBounds } {
-    return { batch: new WaitingWriters(this.context, this.keys.lock, path, backend), bounds: WRITER_BOUNDS };
+    // The shell's route (path and backend) is made once: so is this answer, not one per call.
+    this.writers ??= {
+      batch: new WaitingWriters(this.context, this.keys.lock, path, backend),
+      bounds: WRITER_BOUNDS,
+    };
+    return this.writers;
   }
+
+  private writers: { batch: ProcessBatch; bounds: BatchBounds } | undefined;
 
   /** @internal A writer takes every permit. */
   protected permitsOf(_options: EffectiveOptions<ReadWriteLockOptions>): number {
