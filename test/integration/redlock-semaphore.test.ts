@@ -705,7 +705,7 @@ describe('RedlockSemaphore', () => {
     const server2 = attemptAfterRelease(gated.client, semaphoreScripts, { behindHung: true });
     try {
       const options = { limit: 1, ttlMs: 1_000, nodeTimeoutMs: 200, autoExtend: false };
-      await new RedlockSemaphore(clients(), lockName, options).acquire();
+      const first = await new RedlockSemaphore(clients(), lockName, options).acquire();
       const semaphore = new RedlockSemaphore(
         [live[0]?.client, live[1]?.client, gated.client] as TestClient['client'][],
         lockName,
@@ -719,10 +719,18 @@ describe('RedlockSemaphore', () => {
       const { calls } = server2;
       assert.ok(calls.indexOf('acquire 2') < calls.indexOf('release 1'), `made before the release: ${calls}`);
       for (const [i, client] of live.entries()) {
-        assert.equal(
-          await holdersOn(client, lockName),
-          0,
-          `no permit left on server ${i} (server 2's calls, run in this order: release, then attempt 2)`,
+        // Each holder's member ends with its token. The first lease's may still be there: it expires
+        // by itself, a few ms later on a server that granted it later (seen under load on server 2).
+        const members = (await client.command(
+          'ZRANGE',
+          lockKeys(PREFIX, lockName).lock,
+          '0',
+          '-1',
+        )) as string[];
+        assert.deepEqual(
+          members.filter((member) => !member.endsWith(first.token)),
+          [],
+          `no permit left on server ${i} but the expiring first lease's (server 2's calls, run in this order: release, then attempt 2)`,
         );
       }
     } finally {
