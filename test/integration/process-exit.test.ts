@@ -31,7 +31,9 @@ function runChild(args: string[]): Promise<{ alive: string[]; code: number | nul
     alive = JSON.parse(String(message)) as string[];
   });
   return new Promise((resolve, reject) => {
-    child.once('exit', (code) => {
+    // 'close', not 'exit': it comes once the IPC channel is closed too, so after every message the
+    // child wrote was read ('exit' may come first on a busy machine).
+    child.once('close', (code) => {
       if (alive) resolve({ alive, code });
       else reject(new Error(`the child exited (${code}) before reporting`));
     });

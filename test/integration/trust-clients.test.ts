@@ -327,7 +327,8 @@ function spawnWaiter(kind: ClientKind, url: string, name: string): Waiter {
   const child = spawn(process.execPath, [bundled(childFile), kind.name, url, name], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': it comes once the IPC channel is closed too, after every message was read.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const acquired = new Promise<void>((resolve, reject) => {
     child.on('message', (message) => {
       if (message === 'acquired') resolve();
