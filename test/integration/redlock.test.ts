@@ -787,13 +787,14 @@ function redlockSuite(kind: ClientKind, servers: readonly RedisServer[]): void {
           for (const [i, state] of mask.entries()) {
             if (state === 'down') continue;
             // A release settles once a quorum answered: the other nodes' releases may still be on
-            // their way, so a free node is read once its key is gone (or the deadline says not).
+            // their way (each after the token's earlier calls to its node, up to a third of the TTL:
+            // 2 s here, then its own round trip), so a free node is read once its key is gone.
             if (lease && state === 'free') {
               await until(
                 async () => (await ownerOn(live[i] as TestClient, lockName)) === undefined,
                 `[${label}] node ${i} released`,
-                2_000,
-              ).catch(() => {});
+                10_000,
+              );
             }
             const owner = await ownerOn(live[i] as TestClient, lockName);
             assert.equal(
@@ -850,15 +851,19 @@ function redlockSuite(kind: ClientKind, servers: readonly RedisServer[]): void {
       const slow = await FaultProxy.start({ port: (servers[2] as RedisServer).port });
       const slowClient = await kind.create(slow.url);
       try {
-        slow.delay = 3_000;
+        // Each call settles once nodes 0 and 1 answered: had any waited for node 2, it would have
+        // taken its 5 s. The per-node timeout (1 s) is well above what a busy machine takes to
+        // answer from nodes 0 and 1 (at 50 ms, node 0 missed an extension beside two busy loops).
+        const delayMs = 5_000;
+        slow.delay = delayMs;
         const clients = [live[0], live[1], slowClient].map((c) => (c as TestClient).client);
-        const lock = new RedlockMutex(clients, lockName, { ttlMs: 10_000, nodeTimeoutMs: 50 });
+        const lock = new RedlockMutex(clients, lockName, { ttlMs: 10_000, nodeTimeoutMs: 1_000 });
         const started = performance.now();
         const lease = await lock.acquire();
         await lease.extend();
         assert.equal(await lease.release(), true);
         const tookMs = performance.now() - started;
-        assert.ok(tookMs < 1_000, `three calls took ${Math.round(tookMs)} ms with a node 3 s slow`);
+        assert.ok(tookMs < delayMs, `three calls took ${Math.round(tookMs)} ms with a node 5 s slow`);
       } finally {
         await slow.close();
         await slowClient.close().catch(() => {});
