@@ -36,7 +36,8 @@ function runChild(args: string[]): Promise<{ servedMs: number; timeoutMs: number
     timer = setTimeout(() => child.kill('SIGKILL'), EXIT_BOUND_MS);
   });
   return new Promise((resolve, reject) => {
-    child.once('exit', (code, signal) => {
+    // 'close', not 'exit': it comes once the IPC channel is closed too, after every message was read.
+    child.once('close', (code, signal) => {
       clearTimeout(timer);
       if (!report) reject(new Error(`the child exited (${code}) before reporting`));
       else if (signal === 'SIGKILL')
