@@ -34,6 +34,7 @@ import {
   interceptScripts,
   lateGiveBack,
   lateNoScript,
+  releaseRanSince,
   tombstoneKeptMs,
   tombstoneKeptMsOnceReleased,
 } from '../fixtures/late-give-back.js';
@@ -751,6 +752,8 @@ function redlockSuite(kind: ClientKind, servers: readonly RedisServer[]): void {
           const label = mask.join(',');
           let lease: Lease | null = null;
           let error: unknown;
+          // The wall clock in µs before the release: its stamps are at least this.
+          let releasedFrom = 0;
           try {
             lease = await within(lock.tryAcquire(), 8_000, `tryAcquire [${label}]`);
           } catch (caught) {
@@ -763,6 +766,7 @@ function redlockSuite(kind: ClientKind, servers: readonly RedisServer[]): void {
             );
             const ours = owners.filter((o) => o === lease.token).length;
             assert.ok(ours >= quorum, `[${label}] a quorum holds the token`);
+            releasedFrom = Date.now() * 1000;
             assert.equal(await lease.release(), true, `[${label}] released`);
           } else if (held >= nodes - quorum + 1) {
             assert.equal(error, undefined, `[${label}] contention is not an error`);
@@ -788,11 +792,13 @@ function redlockSuite(kind: ClientKind, servers: readonly RedisServer[]): void {
             if (state === 'down') continue;
             // A release settles once a quorum answered: the other nodes' releases may still be on
             // their way (each after the token's earlier calls to its node, up to a third of the TTL:
-            // 2 s here, then its own round trip), so a free node is read once its key is gone.
+            // 2 s here, then its own round trip), so a free node is read once this release ran
+            // there (its tombstone, kept a minute: not the key, which would also go by expiring).
             if (lease && state === 'free') {
+              const { token } = lease;
               await until(
-                async () => (await ownerOn(live[i] as TestClient, lockName)) === undefined,
-                `[${label}] node ${i} released`,
+                () => releaseRanSince(live[i] as TestClient, PREFIX, lockName, token, releasedFrom),
+                `[${label}] node ${i} ran the release`,
                 10_000,
               );
             }
@@ -851,19 +857,32 @@ function redlockSuite(kind: ClientKind, servers: readonly RedisServer[]): void {
       const slow = await FaultProxy.start({ port: (servers[2] as RedisServer).port });
       const slowClient = await kind.create(slow.url);
       try {
-        // Each call settles once nodes 0 and 1 answered: had any waited for node 2, it would have
-        // taken its 5 s. The per-node timeout (1 s) is well above what a busy machine takes to
-        // answer from nodes 0 and 1 (at 50 ms, node 0 missed an extension beside two busy loops).
-        const delayMs = 5_000;
-        slow.delay = delayMs;
+        // Each call settles once nodes 0 and 1 answered. Node 2 answers after 20 s; a call that
+        // waited for it would take its node timeout (3 s: a third of the TTL) at least, so each is
+        // timed on its own against that (nodes 0 and 1 answer a busy machine well within it).
+        slow.delay = 10_000;
         const clients = [live[0], live[1], slowClient].map((c) => (c as TestClient).client);
-        const lock = new RedlockMutex(clients, lockName, { ttlMs: 10_000, nodeTimeoutMs: 1_000 });
-        const started = performance.now();
-        const lease = await lock.acquire();
-        await lease.extend();
-        assert.equal(await lease.release(), true);
-        const tookMs = performance.now() - started;
-        assert.ok(tookMs < delayMs, `three calls took ${Math.round(tookMs)} ms with a node 5 s slow`);
+        const nodeTimeoutMs = 3_000;
+        const lock = new RedlockMutex(clients, lockName, {
+          ttlMs: 30_000,
+          nodeTimeoutMs,
+          replyTimeoutMs: 10_000,
+        });
+        const timed = async <T>(call: () => Promise<T>): Promise<[T, number]> => {
+          const started = performance.now();
+          const result = await call();
+          return [result, performance.now() - started];
+        };
+        const [lease, acquireMs] = await timed(() => lock.acquire());
+        const [, extendMs] = await timed(() => lease.extend());
+        const [released, releaseMs] = await timed(() => lease.release());
+        assert.equal(released, true);
+        for (const [call, ms] of [
+          ['acquire', acquireMs],
+          ['extend', extendMs],
+          ['release', releaseMs],
+        ] as const)
+          assert.ok(ms < nodeTimeoutMs, `${call} took ${Math.round(ms)} ms: it waited for the slow node`);
       } finally {
         await slow.close();
         await slowClient.close().catch(() => {});
