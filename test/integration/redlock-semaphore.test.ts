@@ -43,6 +43,11 @@ async function holdersOn(client: TestClient, name: string): Promise<number> {
   return Number(await client.command('ZCARD', lockKeys(PREFIX, name).lock));
 }
 
+/** One server's holders of `name`, as their members (each ends with its holder's token). */
+async function membersOn(client: TestClient, name: string): Promise<string[]> {
+  return (await client.command('ZRANGE', lockKeys(PREFIX, name).lock, '0', '-1')) as string[];
+}
+
 /** How many waiters one server's queue has. */
 async function queuedOn(client: TestClient, name: string): Promise<number> {
   return Number(await client.command('LLEN', lockKeys(PREFIX, name).queue));
@@ -756,14 +761,9 @@ describe('RedlockSemaphore', () => {
       // by itself, a few ms later on a server that granted it later (seen under load on server 2).
       // Servers 0 and 1 are not this test's: their releases may still be on their way (the next
       // test).
-      const left = (
-        (await (live[2] as TestClient).command(
-          'ZRANGE',
-          lockKeys(PREFIX, lockName).lock,
-          '0',
-          '-1',
-        )) as string[]
-      ).filter((member) => !member.endsWith(first.token));
+      const left = (await membersOn(live[2] as TestClient, lockName)).filter(
+        (member) => !member.endsWith(first.token),
+      );
       const said = `first ${first.token}, lease ${lease.token} after ${lease.attempts} attempt(s)`;
       assert.deepEqual(
         left,
@@ -807,14 +807,8 @@ describe('RedlockSemaphore', () => {
       );
       const lease = await semaphore.acquire();
       const permitsOnServer0 = async () =>
-        (
-          (await (live[0] as TestClient).command(
-            'ZRANGE',
-            lockKeys(PREFIX, lockName).lock,
-            '0',
-            '-1',
-          )) as string[]
-        ).filter((member) => member.endsWith(lease.token)).length;
+        (await membersOn(live[0] as TestClient, lockName)).filter((member) => member.endsWith(lease.token))
+          .length;
       await until(async () => (await permitsOnServer0()) === 1, 'server 0 granted the attempt');
       assert.equal(await lease.release(), true);
       await server0Answered;
