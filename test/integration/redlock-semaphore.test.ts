@@ -30,6 +30,7 @@ import {
   interceptScripts,
   lateGiveBack,
   lateNoScript,
+  releaseRanSince,
   type ScriptCalls,
   tombstoneKeptMs,
   tombstoneKeptMsOnceReleased,
@@ -150,10 +151,11 @@ describe('RedlockSemaphore', () => {
     test(`${kind.name}: limit permits are granted, one more is not, and a release frees one`, async () => {
       const own = await Promise.all(servers.map((s) => kind.create(s.url)));
       try {
+        // Nodes get 1 s to answer: at the default 50 ms a busy machine's late answer is a refusal.
         const semaphore = new RedlockSemaphore(
           own.map((c) => c.client),
           name(),
-          { limit: 2, ttlMs: 10_000 },
+          { limit: 2, ttlMs: 10_000, nodeTimeoutMs: 1_000 },
         );
         const a = await semaphore.acquire();
         const b = await semaphore.tryAcquire();
@@ -162,7 +164,19 @@ describe('RedlockSemaphore', () => {
         const state = await semaphore.inspect();
         assert.equal(state.permitsHeld, 2);
         assert.deepEqual(state.holders.map((h) => h.token).sort(), [a.token, b.token].sort());
+        const releasedFrom = Date.now() * 1000;
         assert.equal(await b.release(), true);
+        // release() answers once a quorum released; until the third server ran it too, the read
+        // after a grant there counts three permits held and the try gives its grant back.
+        await until(
+          async () =>
+            (
+              await Promise.all(
+                own.map((c) => releaseRanSince(c, PREFIX, semaphore.name, b.token, releasedFrom)),
+              )
+            ).every(Boolean),
+          'every server ran the release',
+        );
         const c = await semaphore.tryAcquire();
         assert.ok(c, 'a released permit is granted again');
         await Promise.all([a.release(), c.release()]);
