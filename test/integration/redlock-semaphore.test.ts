@@ -49,6 +49,27 @@ async function membersOn(client: TestClient, name: string): Promise<string[]> {
   return (await client.command('ZRANGE', lockKeys(PREFIX, name).lock, '0', '-1')) as string[];
 }
 
+/**
+ * Resolves once every server ran the release of `token` that began at `releasedFrom` (µs of the
+ * wall clock: `Date.now() * 1000` read before `release()`). release() answers once a quorum
+ * released; until the third server ran it too, the read after a grant there counts the released
+ * permit as held, and a try at the limit gives its grant back (as designed).
+ */
+async function releasedEverywhere(
+  clients: readonly TestClient[],
+  name: string,
+  token: string,
+  releasedFrom: number,
+) {
+  await until(
+    async () =>
+      (await Promise.all(clients.map((c) => releaseRanSince(c, PREFIX, name, token, releasedFrom)))).every(
+        Boolean,
+      ),
+    `every server ran the release of ${token}`,
+  );
+}
+
 /** How many waiters one server's queue has. */
 async function queuedOn(client: TestClient, name: string): Promise<number> {
   return Number(await client.command('LLEN', lockKeys(PREFIX, name).queue));
@@ -166,17 +187,7 @@ describe('RedlockSemaphore', () => {
         assert.deepEqual(state.holders.map((h) => h.token).sort(), [a.token, b.token].sort());
         const releasedFrom = Date.now() * 1000;
         assert.equal(await b.release(), true);
-        // release() answers once a quorum released; until the third server ran it too, the read
-        // after a grant there counts three permits held and the try gives its grant back.
-        await until(
-          async () =>
-            (
-              await Promise.all(
-                own.map((c) => releaseRanSince(c, PREFIX, semaphore.name, b.token, releasedFrom)),
-              )
-            ).every(Boolean),
-          'every server ran the release',
-        );
+        await releasedEverywhere(own, semaphore.name, b.token, releasedFrom);
         const c = await semaphore.tryAcquire();
         assert.ok(c, 'a released permit is granted again');
         await Promise.all([a.release(), c.release()]);
@@ -192,7 +203,9 @@ describe('RedlockSemaphore', () => {
     assert.equal(await semaphore.tryAcquire({ permits: 2 }), null);
     const lockName = semaphore.name;
     for (const c of live) assert.equal(await holdersOn(c, lockName), 1, 'the refused try left nothing');
+    const releasedFrom = Date.now() * 1000;
     await one.release();
+    await releasedEverywhere(live, lockName, one.token, releasedFrom);
     const two = await semaphore.tryAcquire({ permits: 2 });
     assert.ok(two);
     await two.release();
